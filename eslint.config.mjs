@@ -1,0 +1,48 @@
+// Lint rules that guard the layering in ../shared/STYLE.md and the async discipline an
+// operator needs (an un-awaited promise is a lost error or a reconcile that never ends).
+import js from '@eslint/js';
+import tseslint from 'typescript-eslint';
+
+export default tseslint.config(
+  { ignores: ['node_modules/**', 'dist/**', 'imports/**', 'build/**', 'bench/results/**'] },
+  js.configs.recommended,
+  ...tseslint.configs.recommended,
+  {
+    files: ['**/*.ts'],
+    languageOptions: {
+      parserOptions: { projectService: true, tsconfigRootDir: import.meta.dirname },
+    },
+    rules: {
+      '@typescript-eslint/no-floating-promises': 'error',
+      '@typescript-eslint/no-misused-promises': 'error',
+      '@typescript-eslint/no-explicit-any': 'error',
+      '@typescript-eslint/no-unused-vars': ['error', { argsIgnorePattern: '^_', varsIgnorePattern: '^_' }],
+    },
+  },
+  {
+    files: ['operator/runtime/**/*.ts'],
+    rules: {
+      'no-restricted-imports': ['error', {
+        patterns: [
+          { group: ['**/bucket/**', '**/bucket', '**/provider-client/**', '**/provider-client', '**/api/**'],
+            message: 'operator/runtime is generic machinery: it must not import domain code.' },
+        ],
+      }],
+    },
+  },
+  {
+    files: ['infra/**/*.ts'],
+    rules: {
+      'no-restricted-imports': ['error', {
+        patterns: [
+          { group: ['**/operator/runtime/**', '**/operator/bucket/**', '**/operator/provider-client/**', '**/operator/main*'],
+            message: 'infra/ imports only operator/api/ (and RBAC rule declarations).' },
+        ],
+      }],
+    },
+  },
+  {
+    files: ['**/*.mjs', '**/*.js'],
+    ...tseslint.configs.disableTypeChecked,
+  },
+);
