@@ -1,0 +1,84 @@
+/**
+ * Shared shapes of the runtime: object keys, resource kinds, the informer and cache seams.
+ * The reflector/informer side implements them; controller and manager consume them, so
+ * both halves of the runtime agree on one contract.
+ */
+import type { V1ObjectMeta } from '@kubernetes/client-node';
+
+/** namespace/name of an object; namespace is empty for cluster-scoped kinds. */
+export interface ObjectKey {
+  readonly namespace: string;
+  readonly name: string;
+}
+
+/** Any Kubernetes object as it comes off the wire. */
+export interface KubeObject {
+  apiVersion?: string;
+  kind?: string;
+  metadata?: V1ObjectMeta;
+}
+
+/** Identifies a resource type for list/watch/apply; `group` is '' for the core API. */
+export interface ResourceKind {
+  readonly group: string;
+  readonly version: string;
+  readonly kind: string;
+  readonly plural: string;
+  readonly namespaced: boolean;
+}
+
+/** Callbacks an informer invokes after its cache has been updated. */
+export interface InformerEventHandler<T extends KubeObject> {
+  onAdd?(obj: T): void;
+  onUpdate?(oldObj: T, newObj: T): void;
+  onDelete?(obj: T): void;
+}
+
+/** Read side of an informer: a local, eventually consistent copy of the watched objects. */
+export interface Cache<T extends KubeObject> {
+  get(key: ObjectKey): T | undefined;
+  list(namespace?: string): T[];
+  /** Objects whose index function returned `value` for the index `indexName`. */
+  byIndex(indexName: string, value: string): T[];
+  /** Registers an index; may be called before or after the informer starts. */
+  addIndex(indexName: string, fn: (obj: T) => string[]): void;
+}
+
+/** A shared informer for one kind (and optionally one namespace). */
+export interface Informer<T extends KubeObject> {
+  readonly kind: ResourceKind;
+  readonly cache: Cache<T>;
+  addEventHandler(handler: InformerEventHandler<T>): void;
+  /** Starts list+watch in the background; never throws, reconnects on its own. */
+  start(): void;
+  stop(): Promise<void>;
+  /** True once the initial list has been delivered to the cache. */
+  hasSynced(): boolean;
+  waitForSync(signal?: AbortSignal): Promise<void>;
+  /** True while a watch connection is established (used by health checks). */
+  isWatching(): boolean;
+}
+
+/** Options for an informer. */
+export interface InformerOptions {
+  /** Watch only this namespace; all namespaces when empty. */
+  readonly namespace?: string;
+  readonly labelSelector?: string;
+  /** Re-deliver every cached object as an update this often; 0 disables. @default 0 */
+  readonly resyncPeriodMs?: number;
+}
+
+/** Hands out informers; one per (kind, namespace, selector), shared between controllers. */
+export interface InformerSource {
+  informerFor<T extends KubeObject>(kind: ResourceKind, opts?: InformerOptions): Informer<T>;
+}
+
+/** Builds the key of an object. */
+export function keyOf(obj: KubeObject): ObjectKey {
+  return { namespace: obj.metadata?.namespace ?? '', name: obj.metadata?.name ?? '' };
+}
+
+/** Formats a key as `namespace/name` (or `name` for cluster-scoped objects). */
+export function keyString(key: ObjectKey): string {
+  return key.namespace ? `${key.namespace}/${key.name}` : key.name;
+}
