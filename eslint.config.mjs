@@ -24,7 +24,7 @@ export default tseslint.config(
     rules: {
       'no-restricted-imports': ['error', {
         patterns: [
-          { group: ['**/bucket/**', '**/bucket', '**/provider-client/**', '**/provider-client', '**/api/**'],
+          { group: ['**/bucket/**', '**/bucket', '**/provider-client/**', '**/provider-client', '**/api/v1/**', '**/api/v1'],
             message: 'operator/runtime is generic machinery: it must not import domain code.' },
         ],
       }],
@@ -35,7 +35,8 @@ export default tseslint.config(
     rules: {
       'no-restricted-imports': ['error', {
         patterns: [
-          { group: ['**/operator/runtime/**', '**/operator/bucket/**', '**/operator/provider-client/**', '**/operator/main*'],
+          { group: ['**/operator/runtime/**', '**/operator/bucket/**', '**/operator/provider-client/**', '**/operator/main*',
+            '!**/operator/runtime/rbac', '!**/operator/bucket/rbac'],
             message: 'infra/ imports only operator/api/ (and RBAC rule declarations).' },
         ],
       }],

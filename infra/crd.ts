@@ -1,0 +1,63 @@
+/**
+ * Renders an API definition from operator/api into a CustomResourceDefinition body. Kept as a
+ * pure function so tests can inspect the CRD without synthesizing an App.
+ */
+import type { ApiDefinition, ApiVersionDefinition } from '../operator/api/v1';
+import { toStructuralSchema } from './structural-schema';
+
+/** A CRD as a plain object, ready for a cdk8s ApiObject. */
+export interface CrdManifest {
+  apiVersion: 'apiextensions.k8s.io/v1';
+  kind: 'CustomResourceDefinition';
+  metadata: { name: string; labels: Record<string, string> };
+  spec: Record<string, unknown>;
+}
+
+/** Renders the CRD for `def`, labelled with `labels`. */
+export function renderCrd(def: ApiDefinition, labels: Record<string, string> = {}): CrdManifest {
+  return {
+    apiVersion: 'apiextensions.k8s.io/v1',
+    kind: 'CustomResourceDefinition',
+    metadata: { name: `${def.plural}.${def.group}`, labels },
+    spec: {
+      group: def.group,
+      names: {
+        kind: def.kind,
+        listKind: def.listKind,
+        plural: def.plural,
+        singular: def.singular,
+        shortNames: [...def.shortNames],
+        categories: [...def.categories],
+      },
+      scope: def.scope,
+      versions: def.versions.map((v) => renderVersion(def, v)),
+    },
+  };
+}
+
+function renderVersion(def: ApiDefinition, v: ApiVersionDefinition): Record<string, unknown> {
+  return {
+    name: v.name,
+    served: v.served,
+    storage: v.storage,
+    subresources: { status: {} },
+    additionalPrinterColumns: v.printerColumns.map((c) => ({ ...c })),
+    schema: {
+      openAPIV3Schema: {
+        type: 'object',
+        description: def.description,
+        required: ['spec'],
+        properties: {
+          apiVersion: {
+            type: 'string',
+            description: 'Versioned schema of this representation of an object.',
+          },
+          kind: { type: 'string', description: 'REST resource this object represents.' },
+          metadata: { type: 'object' },
+          spec: toStructuralSchema(v.spec, `#/${def.kind}/${v.name}/spec`),
+          status: toStructuralSchema(v.status, `#/${def.kind}/${v.name}/status`),
+        },
+      },
+    },
+  };
+}

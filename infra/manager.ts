@@ -1,0 +1,165 @@
+/**
+ * The operator's runtime footprint: its ServiceAccount, Deployment and metrics Service (the
+ * Namespace is a separate chart so RBAC can be applied into it before the Deployment). Uses the L1 classes so every security field is explicit;
+ * cdk8s-plus defaults (2 replicas, token automount off, 1 CPU requests) do not fit an operator.
+ */
+import { Construct } from 'constructs';
+import { k8s } from 'cdk8s-plus-28';
+import { COMMON_LABELS, MANAGER_SELECTOR } from './labels';
+import { DEFAULT_OPERATOR_NAMESPACE } from './namespace';
+
+/** Properties of {@link OperatorManager}. */
+export interface OperatorManagerProps {
+  /**
+   * Namespace to run in; must exist (see OperatorNamespace).
+   * @default 'bucketoperator-system'
+   */
+  readonly namespace?: string;
+  /**
+   * ServiceAccount name.
+   * @default 'bucketoperator-controller-manager'
+   */
+  readonly serviceAccountName?: string;
+  /**
+   * Operator image.
+   * @default 'bucketoperator:0.1.0'
+   */
+  readonly image?: string;
+  /**
+   * Replicas; more than one is safe because only the Lease holder reconciles.
+   * @default 1
+   */
+  readonly replicas?: number;
+  /**
+   * Namespace to watch; all namespaces when unset (must match the RBAC mode).
+   * @default undefined
+   */
+  readonly watchNamespace?: string;
+  /**
+   * Port of the Prometheus endpoint.
+   * @default 8080
+   */
+  readonly metricsPort?: number;
+  /**
+   * Port of /healthz and /readyz.
+   * @default 8081
+   */
+  readonly healthPort?: number;
+  /**
+   * Reconciles run in parallel per controller.
+   * @default 8
+   */
+  readonly maxConcurrentReconciles?: number;
+}
+
+/** ServiceAccount, Deployment and metrics Service of the operator. */
+export class OperatorManager extends Construct {
+  /** Namespace the operator runs in. */
+  public readonly namespace: string;
+  /** ServiceAccount the operator runs as. */
+  public readonly serviceAccountName: string;
+
+  constructor(scope: Construct, id: string, props: OperatorManagerProps = {}) {
+    super(scope, id);
+    this.namespace = props.namespace ?? DEFAULT_OPERATOR_NAMESPACE;
+    this.serviceAccountName = props.serviceAccountName ?? 'bucketoperator-controller-manager';
+    const replicas = props.replicas ?? 1;
+    const metricsPort = props.metricsPort ?? 8080;
+    const healthPort = props.healthPort ?? 8081;
+    const maxConcurrent = props.maxConcurrentReconciles ?? 8;
+    if (!Number.isInteger(replicas) || replicas < 1) throw new Error(`OperatorManager: props.replicas must be an integer >= 1, got ${replicas}`);
+    if (metricsPort === healthPort) throw new Error(`OperatorManager: props.metricsPort and props.healthPort must differ, both are ${metricsPort}`);
+    if (!Number.isInteger(maxConcurrent) || maxConcurrent < 1) {
+      throw new Error(`OperatorManager: props.maxConcurrentReconciles must be an integer >= 1, got ${maxConcurrent}`);
+    }
+    const name = 'bucketoperator-controller-manager';
+    const labels = { ...COMMON_LABELS, ...MANAGER_SELECTOR };
+
+    new k8s.KubeServiceAccount(this, 'service-account', {
+      metadata: { name: this.serviceAccountName, namespace: this.namespace, labels: { ...COMMON_LABELS } },
+      automountServiceAccountToken: true,
+    });
+
+    const args = [
+      '--leader-elect=true',
+      `--leader-election-namespace=${this.namespace}`,
+      `--metrics-bind-address=0.0.0.0:${metricsPort}`,
+      `--health-probe-bind-address=0.0.0.0:${healthPort}`,
+      `--max-concurrent-reconciles=${maxConcurrent}`,
+      ...(props.watchNamespace ? [`--watch-namespace=${props.watchNamespace}`] : []),
+    ];
+
+    new k8s.KubeDeployment(this, 'deployment', {
+      metadata: { name, namespace: this.namespace, labels },
+      spec: {
+        replicas,
+        selector: { matchLabels: { ...MANAGER_SELECTOR } },
+        strategy: { type: 'RollingUpdate', rollingUpdate: { maxUnavailable: k8s.IntOrString.fromNumber(0), maxSurge: k8s.IntOrString.fromNumber(1) } },
+        template: {
+          metadata: { labels, annotations: { 'kubectl.kubernetes.io/default-container': 'manager' } },
+          spec: {
+            serviceAccountName: this.serviceAccountName,
+            automountServiceAccountToken: true,
+            terminationGracePeriodSeconds: 40,
+            securityContext: {
+              runAsNonRoot: true,
+              runAsUser: 65532,
+              runAsGroup: 65532,
+              fsGroup: 65532,
+              seccompProfile: { type: 'RuntimeDefault' },
+            },
+            containers: [
+              {
+                name: 'manager',
+                image: props.image ?? 'bucketoperator:0.1.0',
+                imagePullPolicy: 'IfNotPresent',
+                args,
+                env: [
+                  { name: 'POD_NAME', valueFrom: { fieldRef: { fieldPath: 'metadata.name' } } },
+                  { name: 'POD_NAMESPACE', valueFrom: { fieldRef: { fieldPath: 'metadata.namespace' } } },
+                  // Node's heap otherwise sizes itself from the host, not the container limit.
+                  { name: 'NODE_OPTIONS', value: '--max-old-space-size=192' },
+                ],
+                ports: [
+                  { name: 'metrics', containerPort: metricsPort, protocol: 'TCP' },
+                  { name: 'health', containerPort: healthPort, protocol: 'TCP' },
+                ],
+                livenessProbe: {
+                  httpGet: { path: '/healthz', port: k8s.IntOrString.fromString('health') },
+                  initialDelaySeconds: 15,
+                  periodSeconds: 20,
+                },
+                readinessProbe: {
+                  httpGet: { path: '/readyz', port: k8s.IntOrString.fromString('health') },
+                  initialDelaySeconds: 5,
+                  periodSeconds: 10,
+                },
+                resources: {
+                  requests: { cpu: k8s.Quantity.fromString('50m'), memory: k8s.Quantity.fromString('128Mi') },
+                  limits: { cpu: k8s.Quantity.fromString('500m'), memory: k8s.Quantity.fromString('256Mi') },
+                },
+                securityContext: {
+                  allowPrivilegeEscalation: false,
+                  readOnlyRootFilesystem: true,
+                  runAsNonRoot: true,
+                  capabilities: { drop: ['ALL'] },
+                  seccompProfile: { type: 'RuntimeDefault' },
+                },
+                volumeMounts: [{ name: 'tmp', mountPath: '/tmp' }],
+              },
+            ],
+            volumes: [{ name: 'tmp', emptyDir: { sizeLimit: k8s.Quantity.fromString('64Mi') } }],
+          },
+        },
+      },
+    });
+
+    new k8s.KubeService(this, 'metrics-service', {
+      metadata: { name: `${name}-metrics`, namespace: this.namespace, labels },
+      spec: {
+        selector: { ...MANAGER_SELECTOR },
+        ports: [{ name: 'metrics', port: metricsPort, targetPort: k8s.IntOrString.fromString('metrics'), protocol: 'TCP' }],
+      },
+    });
+  }
+}

@@ -1,0 +1,128 @@
+/**
+ * Least-privilege RBAC for the operator, rendered from the permissions each part of the
+ * operator declares next to its code (operator/bucket/rbac.ts, operator/runtime/rbac.ts).
+ */
+import { Construct } from 'constructs';
+import { k8s } from 'cdk8s-plus-28';
+import type { PermissionRule } from '../operator/api/policy';
+import { BUCKET_PERMISSIONS } from '../operator/bucket/rbac';
+import { RUNTIME_PERMISSIONS } from '../operator/runtime/rbac';
+import { GROUP } from '../operator/api/v1';
+import { COMMON_LABELS } from './labels';
+
+/** Where the operator's permissions apply. */
+export type RbacMode = 'cluster' | 'namespace';
+
+/** Properties of {@link OperatorRbac}. */
+export interface OperatorRbacProps {
+  /** Namespace the operator runs in (its Lease lives there). */
+  readonly operatorNamespace: string;
+  /** ServiceAccount the operator runs as. */
+  readonly serviceAccountName: string;
+  /**
+   * `cluster`: a ClusterRole for all namespaces; `namespace`: a Role in `watchNamespace` only.
+   * @default 'cluster'
+   */
+  readonly mode?: RbacMode;
+  /** Namespace to manage in `namespace` mode; required there, refused in `cluster` mode. */
+  readonly watchNamespace?: string;
+  /**
+   * Rules to grant.
+   * @default the bucket controllers' and the runtime's declared permissions
+   */
+  readonly permissions?: readonly PermissionRule[];
+  /**
+   * Also render aggregated editor/viewer ClusterRoles so namespace admins, editors and viewers
+   * can use the custom resources.
+   * @default true
+   */
+  readonly userRoles?: boolean;
+}
+
+/** The operator's Roles/ClusterRoles and bindings. */
+export class OperatorRbac extends Construct {
+  /** Name of the role holding the watched-namespace rules. */
+  public readonly managerRoleName = 'bucketoperator-manager';
+  /** Name of the role holding the operator-namespace rules. */
+  public readonly leaderElectionRoleName = 'bucketoperator-leader-election';
+
+  constructor(scope: Construct, id: string, props: OperatorRbacProps) {
+    super(scope, id);
+    const mode = props.mode ?? 'cluster';
+    if (mode === 'namespace' && !props.watchNamespace) {
+      throw new Error("OperatorRbac: props.watchNamespace is required when props.mode is 'namespace'");
+    }
+    if (mode === 'cluster' && props.watchNamespace) {
+      throw new Error("OperatorRbac: props.watchNamespace is only valid when props.mode is 'namespace'");
+    }
+    const permissions = props.permissions ?? [...BUCKET_PERMISSIONS, ...RUNTIME_PERMISSIONS];
+    const watched = toRules(permissions.filter((p) => p.scope === 'watched'));
+    const own = toRules(permissions.filter((p) => p.scope === 'own'));
+    const subjects = [{ kind: 'ServiceAccount', name: props.serviceAccountName, namespace: props.operatorNamespace }];
+    const metadata = (name: string, namespace?: string) => ({ name, namespace, labels: { ...COMMON_LABELS } });
+
+    if (mode === 'cluster') {
+      new k8s.KubeClusterRole(this, 'manager-role', { metadata: metadata(this.managerRoleName), rules: watched });
+      new k8s.KubeClusterRoleBinding(this, 'manager-binding', {
+        metadata: metadata(this.managerRoleName),
+        roleRef: { apiGroup: 'rbac.authorization.k8s.io', kind: 'ClusterRole', name: this.managerRoleName },
+        subjects,
+      });
+    } else {
+      const ns = props.watchNamespace;
+      new k8s.KubeRole(this, 'manager-role', { metadata: metadata(this.managerRoleName, ns), rules: watched });
+      new k8s.KubeRoleBinding(this, 'manager-binding', {
+        metadata: metadata(this.managerRoleName, ns),
+        roleRef: { apiGroup: 'rbac.authorization.k8s.io', kind: 'Role', name: this.managerRoleName },
+        subjects,
+      });
+    }
+
+    if (own.length > 0) {
+      new k8s.KubeRole(this, 'leader-election-role', {
+        metadata: metadata(this.leaderElectionRoleName, props.operatorNamespace),
+        rules: own,
+      });
+      new k8s.KubeRoleBinding(this, 'leader-election-binding', {
+        metadata: metadata(this.leaderElectionRoleName, props.operatorNamespace),
+        roleRef: { apiGroup: 'rbac.authorization.k8s.io', kind: 'Role', name: this.leaderElectionRoleName },
+        subjects,
+      });
+    }
+
+    if (props.userRoles ?? true) this.userRoles();
+  }
+
+  /** Aggregated roles, as kubebuilder scaffolds them, so users need no extra bindings. */
+  private userRoles(): void {
+    const resources = ['storagebuckets', 'bucketproviderconfigs'];
+    new k8s.KubeClusterRole(this, 'editor-role', {
+      metadata: {
+        name: 'bucketoperator-editor',
+        labels: {
+          ...COMMON_LABELS,
+          'rbac.authorization.k8s.io/aggregate-to-admin': 'true',
+          'rbac.authorization.k8s.io/aggregate-to-edit': 'true',
+        },
+      },
+      rules: [
+        { apiGroups: [GROUP], resources, verbs: ['get', 'list', 'watch', 'create', 'update', 'patch', 'delete', 'deletecollection'] },
+        { apiGroups: [GROUP], resources: resources.map((r) => `${r}/status`), verbs: ['get'] },
+      ],
+    });
+    new k8s.KubeClusterRole(this, 'viewer-role', {
+      metadata: {
+        name: 'bucketoperator-viewer',
+        labels: { ...COMMON_LABELS, 'rbac.authorization.k8s.io/aggregate-to-view': 'true' },
+      },
+      rules: [
+        { apiGroups: [GROUP], resources, verbs: ['get', 'list', 'watch'] },
+        { apiGroups: [GROUP], resources: resources.map((r) => `${r}/status`), verbs: ['get'] },
+      ],
+    });
+  }
+}
+
+function toRules(permissions: readonly PermissionRule[]): k8s.PolicyRule[] {
+  return permissions.map((p) => ({ apiGroups: [...p.apiGroups], resources: [...p.resources], verbs: [...p.verbs] }));
+}

@@ -1,0 +1,95 @@
+/**
+ * BucketProviderConfig: where a storage provider lives and which Secret holds its API key.
+ * Many StorageBuckets reference one config. Single source of truth for the kind.
+ */
+import { Type, type Static } from '@sinclair/typebox';
+import type { V1ObjectMeta } from '@kubernetes/client-node';
+import { API_VERSION, CATEGORY, GROUP, VERSION } from './group';
+import { ConditionList, type ApiDefinition } from './schema-helpers';
+
+/** Key used in the Secret when `secretRef.key` is not given. */
+export const DEFAULT_SECRET_KEY = 'apiKey';
+
+/** Desired state of a BucketProviderConfig. */
+export const BucketProviderConfigSpec = Type.Object(
+  {
+    endpoint: Type.String({
+      description: 'Base URL of the provider API, e.g. https://storage.example.com.',
+      minLength: 1,
+      maxLength: 2048,
+      pattern: '^https?://[^\\s/?#]+(/[^\\s?#]*)?$',
+    }),
+    secretRef: Type.Object(
+      {
+        name: Type.String({ description: 'Name of the Secret, in the same namespace.', minLength: 1, maxLength: 253 }),
+        key: Type.Optional(
+          Type.String({
+            description: 'Key within the Secret whose value is the API key.',
+            default: DEFAULT_SECRET_KEY,
+            minLength: 1,
+            maxLength: 253,
+          }),
+        ),
+      },
+      { description: 'Secret holding the provider API key.' },
+    ),
+  },
+  { description: 'Where the provider is and how to authenticate to it.' },
+);
+
+/** Desired state of a BucketProviderConfig. */
+export type BucketProviderConfigSpec = Static<typeof BucketProviderConfigSpec>;
+
+/** Observed state of a BucketProviderConfig. */
+export const BucketProviderConfigStatus = Type.Object(
+  {
+    observedGeneration: Type.Optional(
+      Type.Integer({ description: 'The .metadata.generation the status was computed from.', minimum: 0, format: 'int64' }),
+    ),
+    bucketCount: Type.Optional(
+      Type.Integer({ description: 'Number of StorageBuckets that reference this config.', minimum: 0 }),
+    ),
+    conditions: Type.Optional(ConditionList('Ready condition, keyed by type.')),
+  },
+  { description: 'Observed state of the provider config.' },
+);
+
+/** Observed state of a BucketProviderConfig. */
+export type BucketProviderConfigStatus = Static<typeof BucketProviderConfigStatus>;
+
+/** A BucketProviderConfig object as stored in Kubernetes. */
+export interface BucketProviderConfig {
+  apiVersion?: typeof API_VERSION;
+  kind?: 'BucketProviderConfig';
+  metadata: V1ObjectMeta;
+  spec: BucketProviderConfigSpec;
+  status?: BucketProviderConfigStatus;
+}
+
+/** The CRD definition of BucketProviderConfig. */
+export const BucketProviderConfigDefinition: ApiDefinition = {
+  group: GROUP,
+  kind: 'BucketProviderConfig',
+  listKind: 'BucketProviderConfigList',
+  plural: 'bucketproviderconfigs',
+  singular: 'bucketproviderconfig',
+  shortNames: ['bpc'],
+  categories: [CATEGORY],
+  scope: 'Namespaced',
+  description: 'BucketProviderConfig says where a storage provider is and which Secret holds its API key.',
+  versions: [
+    {
+      name: VERSION,
+      served: true,
+      storage: true,
+      spec: BucketProviderConfigSpec,
+      status: BucketProviderConfigStatus,
+      printerColumns: [
+        { name: 'Endpoint', type: 'string', jsonPath: '.spec.endpoint', description: 'Provider API base URL.' },
+        { name: 'Ready', type: 'string', jsonPath: '.status.conditions[?(@.type=="Ready")].status', description: 'Whether the provider accepts the credentials.' },
+        { name: 'Buckets', type: 'integer', jsonPath: '.status.bucketCount', description: 'StorageBuckets using this config.' },
+        { name: 'Age', type: 'date', jsonPath: '.metadata.creationTimestamp' },
+      ],
+    },
+  ],
+};

@@ -1,0 +1,140 @@
+/**
+ * StorageBucket: a bucket at a storage provider, declared in Kubernetes. This file is the
+ * single source of truth for the kind: the CRD schema, the TypeScript types the operator
+ * uses and the runtime validation all derive from the schemas below.
+ */
+import { Type, type Static } from '@sinclair/typebox';
+import type { V1ObjectMeta } from '@kubernetes/client-node';
+import { API_VERSION, CATEGORY, GROUP, VERSION } from './group';
+import { ConditionList, StringEnum, type ApiDefinition } from './schema-helpers';
+
+/** What happens to the provider bucket when the StorageBucket is deleted. */
+export const DeletionPolicies = ['Delete', 'Orphan'] as const;
+
+/** Display phases; conditions are the contract, phase is for humans. */
+export const BucketPhases = ['Pending', 'Provisioning', 'Active', 'Resizing', 'Deleting', 'Failed'] as const;
+
+/** Display phase of a StorageBucket. */
+export type BucketPhase = (typeof BucketPhases)[number];
+
+/** Largest bucket the API accepts, in GB. */
+export const MAX_SIZE_GB = 10000;
+
+/** Desired state of a StorageBucket. */
+export const StorageBucketSpec = Type.Object(
+  {
+    region: Type.String({
+      description: 'Provider region the bucket lives in, e.g. us-east-1. Immutable once set.',
+      minLength: 1,
+      maxLength: 63,
+      pattern: '^[a-z0-9]([-a-z0-9]*[a-z0-9])?$',
+      'x-kubernetes-validations': [{ rule: 'self == oldSelf', message: 'region is immutable' }],
+    }),
+    sizeGB: Type.Integer({
+      description: `Capacity in GB, from 1 to ${MAX_SIZE_GB}. It can grow but never shrink.`,
+      minimum: 1,
+      maximum: MAX_SIZE_GB,
+      'x-kubernetes-validations': [{ rule: 'self >= oldSelf', message: 'sizeGB can only grow' }],
+    }),
+    encrypted: Type.Optional(
+      Type.Boolean({
+        description: 'Whether the provider encrypts the bucket at rest. Immutable once set.',
+        default: false,
+        'x-kubernetes-validations': [{ rule: 'self == oldSelf', message: 'encrypted is immutable' }],
+      }),
+    ),
+    providerRef: Type.Object(
+      {
+        name: Type.String({
+          description: 'Name of the BucketProviderConfig.',
+          minLength: 1,
+          maxLength: 253,
+        }),
+      },
+      { description: 'The BucketProviderConfig, in the same namespace, whose provider holds the bucket.' },
+    ),
+    deletionPolicy: Type.Optional(
+      StringEnum(DeletionPolicies, {
+        description:
+          'Delete removes the provider bucket when the StorageBucket is deleted; Orphan leaves it in place.',
+        default: 'Delete',
+      }),
+    ),
+  },
+  { description: 'Desired state of the bucket.' },
+);
+
+/** Desired state of a StorageBucket. */
+export type StorageBucketSpec = Static<typeof StorageBucketSpec>;
+
+/** Observed state of a StorageBucket, written only by the operator. */
+export const StorageBucketStatus = Type.Object(
+  {
+    id: Type.Optional(Type.String({ description: 'Identifier of the bucket at the provider.', maxLength: 253 })),
+    phase: Type.Optional(
+      StringEnum(BucketPhases, { description: 'Lifecycle phase, for display; use conditions in automation.' }),
+    ),
+    observedGeneration: Type.Optional(
+      Type.Integer({
+        description: 'The .metadata.generation the status was last computed from.',
+        minimum: 0,
+        format: 'int64',
+      }),
+    ),
+    idempotencyKey: Type.Optional(
+      Type.String({
+        description:
+          'Key sent with the provider create call, recorded before the call so a retry after a crash never creates a second bucket.',
+        maxLength: 255,
+      }),
+    ),
+    endpoint: Type.Optional(Type.String({ description: 'Host name at which the bucket is served.', maxLength: 253 })),
+    sizeGB: Type.Optional(
+      Type.Integer({ description: 'Capacity the provider reports, in GB.', minimum: 0 }),
+    ),
+    conditions: Type.Optional(ConditionList('Ready and Synced conditions, keyed by type.')),
+  },
+  { description: 'Observed state of the bucket.' },
+);
+
+/** Observed state of a StorageBucket. */
+export type StorageBucketStatus = Static<typeof StorageBucketStatus>;
+
+/** A StorageBucket object as stored in Kubernetes. */
+export interface StorageBucket {
+  apiVersion?: typeof API_VERSION;
+  kind?: 'StorageBucket';
+  metadata: V1ObjectMeta;
+  spec: StorageBucketSpec;
+  status?: StorageBucketStatus;
+}
+
+/** The CRD definition of StorageBucket. */
+export const StorageBucketDefinition: ApiDefinition = {
+  group: GROUP,
+  kind: 'StorageBucket',
+  listKind: 'StorageBucketList',
+  plural: 'storagebuckets',
+  singular: 'storagebucket',
+  shortNames: ['sbucket'],
+  categories: [CATEGORY],
+  scope: 'Namespaced',
+  description: 'StorageBucket is a bucket at a storage provider, created, resized and deleted by the operator.',
+  versions: [
+    {
+      name: VERSION,
+      served: true,
+      storage: true,
+      spec: StorageBucketSpec,
+      status: StorageBucketStatus,
+      printerColumns: [
+        { name: 'Ready', type: 'string', jsonPath: '.status.conditions[?(@.type=="Ready")].status', description: 'Whether the bucket is ready for use.' },
+        { name: 'Phase', type: 'string', jsonPath: '.status.phase', description: 'Lifecycle phase.' },
+        { name: 'ID', type: 'string', jsonPath: '.status.id', description: 'Identifier at the provider.' },
+        { name: 'Region', type: 'string', jsonPath: '.spec.region', description: 'Provider region.' },
+        { name: 'Size', type: 'integer', jsonPath: '.spec.sizeGB', description: 'Requested capacity in GB.' },
+        { name: 'Age', type: 'date', jsonPath: '.metadata.creationTimestamp' },
+      ],
+    },
+  ],
+};

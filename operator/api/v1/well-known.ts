@@ -1,0 +1,20 @@
+/**
+ * Names the operator writes onto objects: finalizers, annotations and labels. Kept with the
+ * API because users read and write them too.
+ */
+import { GROUP } from './group';
+
+/** Finalizer that keeps a StorageBucket until its provider bucket is cleaned up. */
+export const BUCKET_FINALIZER = `${GROUP}/bucket-cleanup`;
+
+/** Finalizer that keeps a BucketProviderConfig while StorageBuckets still use it. */
+export const CONFIG_IN_USE_FINALIZER = `${GROUP}/in-use`;
+
+/** Set to "true" to stop all provider calls for a StorageBucket. */
+export const PAUSED_ANNOTATION = `${GROUP}/paused`;
+
+/** Names an existing provider bucket id to adopt instead of creating a new bucket. */
+export const ADOPT_ANNOTATION = `${GROUP}/adopt-id`;
+
+/** Label on owned objects naming the StorageBucket they belong to. */
+export const BUCKET_NAME_LABEL = `${GROUP}/bucket`;
