@@ -1,0 +1,418 @@
+/**
+ * Controllers, after controller-runtime's builder: informer events become keys in a
+ * workqueue, and N workers run the reconciler on them. The runner owns the reconcile id,
+ * backoff, metrics, error logging and recovery from reconcilers that throw.
+ */
+import { randomUUID } from 'node:crypto';
+import type { Logger } from 'pino';
+import { realClock, type Clock, type TimerHandle } from './clock';
+import type { ControllerMetrics, Metrics } from './metrics';
+import { allowCreate, allowDelete, allowUpdate, type Predicate } from './predicates';
+import type { RateLimiter } from './rate-limiter';
+import { isAction, isTerminalError, type Action, type Reconciler, type Request } from './reconcile';
+import {
+  keyOf,
+  keyString,
+  type Informer,
+  type InformerOptions,
+  type InformerSource,
+  type KubeObject,
+  type ObjectKey,
+  type ResourceKind,
+} from './types';
+import { WorkQueue } from './workqueue';
+
+/** What a controller needs from its surroundings; a `Manager` satisfies it. */
+export interface ControllerDeps {
+  readonly informers: InformerSource;
+  readonly logger: Logger;
+  /** @default no metrics */
+  readonly metrics?: Metrics;
+  /** Default namespace of every informer the controller asks for; all when unset. */
+  readonly namespace?: string;
+  /** @default realClock */
+  readonly clock?: Clock;
+}
+
+/** Options of `for`, `owns` and `watches`. */
+export interface WatchOptions<T extends KubeObject = KubeObject> {
+  /** All must pass for an event to enqueue. */
+  readonly predicates?: readonly Predicate<T>[];
+  readonly informerOptions?: InformerOptions;
+}
+
+/** Runner options, with controller-runtime's defaults. */
+export interface ControllerOptions {
+  /** @default 1 */
+  readonly maxConcurrentReconciles?: number;
+  /** Aborts `ctx.signal` and counts the reconcile as failed after this long; 0 disables. @default 0 */
+  readonly reconcileTimeoutMs?: number;
+  /** @default defaultControllerRateLimiter() */
+  readonly rateLimiter?: RateLimiter;
+}
+
+/** A built controller; `Manager.add` it, or drive it yourself with `start`. */
+export interface Controller {
+  readonly name: string;
+  /** Informers this controller reads; the manager starts them and waits for their sync. */
+  readonly informers: readonly Informer<KubeObject>[];
+  /** The controller's queue (exposed for health checks and tests). */
+  readonly queue: WorkQueue;
+  /**
+   * Waits for the informers to sync, enqueues every primary object, then runs the workers;
+   * resolves once they have all exited. Aborting `signal` is `stop()` without a deadline.
+   */
+  start(signal: AbortSignal): Promise<void>;
+  /**
+   * Stops taking work and waits up to `graceMs` for in-flight reconciles; past it (or at
+   * once when 0) their signals are aborted. Resolves true when everything drained in time.
+   */
+  stop(graceMs?: number): Promise<boolean>;
+}
+
+/** Raised (as the reconcile's error) when a reconcile outlives `reconcileTimeoutMs`. */
+export class ReconcileTimeoutError extends Error {
+  override readonly name = 'ReconcileTimeoutError';
+}
+
+/** Reason given to in-flight reconciles when the controller stops without waiting. */
+export class ControllerStoppedError extends Error {
+  override readonly name = 'ControllerStoppedError';
+}
+
+type Mapper = (obj: KubeObject) => readonly ObjectKey[];
+
+interface Source {
+  readonly kind: ResourceKind;
+  readonly map: Mapper;
+  readonly options: WatchOptions;
+}
+
+/** Builds a controller: `new ControllerBuilder(name, deps).for(kind).owns(kind).complete(r)`. */
+export class ControllerBuilder {
+  private primary?: { kind: ResourceKind; options: WatchOptions };
+  private readonly secondary: Source[] = [];
+  private options: ControllerOptions = {};
+
+  constructor(
+    private readonly name: string,
+    private readonly deps: ControllerDeps,
+  ) {
+    if (!/^[a-z0-9]([-a-z0-9]*[a-z0-9])?$/.test(name)) {
+      throw new Error(`controller name "${name}" must be a lowercase RFC 1123 label (it labels metrics)`);
+    }
+  }
+
+  /** The kind this controller reconciles; each event enqueues the object's own key. */
+  for<T extends KubeObject>(kind: ResourceKind, options: WatchOptions<T> = {}): this {
+    if (this.primary) throw new Error(`controller "${this.name}": for() may be called only once`);
+    this.primary = { kind, options: options as WatchOptions };
+    return this;
+  }
+
+  /**
+   * A kind the controller creates; an event enqueues the object's controller owner when
+   * that ownerReference has the For kind's group and kind (the version is ignored, as in
+   * controller-runtime, since an owner may be referenced through any served version).
+   */
+  owns<T extends KubeObject>(kind: ResourceKind, options: WatchOptions<T> = {}): this {
+    const primary = this.requirePrimary('owns');
+    this.secondary.push({ kind, map: (obj) => controllerOwnerKeys(obj, primary), options: options as WatchOptions });
+    return this;
+  }
+
+  /** Any kind; `mapFn` turns an object into the keys of the primaries that depend on it. */
+  watches<T extends KubeObject>(
+    kind: ResourceKind,
+    mapFn: (obj: T) => readonly ObjectKey[],
+    options: WatchOptions<T> = {},
+  ): this {
+    this.secondary.push({ kind, map: mapFn as Mapper, options: options as WatchOptions });
+    return this;
+  }
+
+  /** Runner options; later calls override earlier ones field by field. */
+  withOptions(options: ControllerOptions): this {
+    this.options = { ...this.options, ...options };
+    return this;
+  }
+
+  /**
+   * Creates the informers (so the manager starts them) and the controller. Events are
+   * ignored until `start`, which enqueues every primary from the cache instead: the
+   * reconcile is level-based, so nothing seen before then is lost.
+   */
+  complete(reconciler: Reconciler): Controller {
+    const primary = this.requirePrimary('complete');
+    const workers = this.options.maxConcurrentReconciles ?? 1;
+    if (!Number.isInteger(workers) || workers < 1) {
+      throw new Error(`controller "${this.name}": maxConcurrentReconciles must be a positive integer, got ${workers}`);
+    }
+    const runner = new ControllerRunner(this.name, this.deps, reconciler, {
+      workers,
+      timeoutMs: this.options.reconcileTimeoutMs ?? 0,
+      rateLimiter: this.options.rateLimiter,
+    });
+    const primaryInformer = runner.watch({ kind: primary.kind, map: (o) => [keyOf(o)], options: primary.options });
+    runner.setPrimary(primaryInformer, primary.options.predicates ?? []);
+    for (const source of this.secondary) runner.watch(source);
+    return runner;
+  }
+
+  private requirePrimary(caller: string): { kind: ResourceKind; options: WatchOptions } {
+    if (!this.primary) throw new Error(`controller "${this.name}": call for() before ${caller}()`);
+    return this.primary;
+  }
+}
+
+/** Keys of the controlling owner of `obj`, when it is of the primary's group and kind. */
+function controllerOwnerKeys(obj: KubeObject, primary: { kind: ResourceKind }): ObjectKey[] {
+  const namespace = primary.kind.namespaced ? (obj.metadata?.namespace ?? '') : '';
+  return (obj.metadata?.ownerReferences ?? [])
+    .filter((ref) => ref.controller === true && ref.kind === primary.kind.kind && groupOf(ref.apiVersion) === primary.kind.group)
+    .map((ref) => ({ namespace, name: ref.name }));
+}
+
+function groupOf(apiVersion: string): string {
+  const slash = apiVersion.indexOf('/');
+  return slash < 0 ? '' : apiVersion.slice(0, slash);
+}
+
+/** Inverse of `keyString`: namespaces and names never contain '/'. */
+function parseKey(key: string): Request {
+  const slash = key.indexOf('/');
+  return slash < 0 ? { namespace: '', name: key } : { namespace: key.slice(0, slash), name: key.slice(slash + 1) };
+}
+
+interface RunnerOptions {
+  readonly workers: number;
+  readonly timeoutMs: number;
+  readonly rateLimiter: RateLimiter | undefined;
+}
+
+type Outcome = { readonly ok: true; readonly action: Action } | { readonly ok: false; readonly err: unknown };
+
+const noControllerMetrics: ControllerMetrics = {
+  reconciled: () => undefined,
+  incErrors: () => undefined,
+  incTerminalErrors: () => undefined,
+  setActiveWorkers: () => undefined,
+  setMaxConcurrentReconciles: () => undefined,
+};
+
+class ControllerRunner implements Controller {
+  readonly queue: WorkQueue;
+  private readonly informerList: Informer<KubeObject>[] = [];
+  private readonly clock: Clock;
+  private readonly logger: Logger;
+  private readonly metrics: ControllerMetrics;
+  private primaryInformer?: Informer<KubeObject>;
+  private primaryPredicates: readonly Predicate[] = [];
+  /** Aborted when in-flight reconciles must give up (stop past its grace period). */
+  private readonly hardStop = new AbortController();
+  private running = false;
+  private activeWorkers = 0;
+
+  constructor(
+    readonly name: string,
+    private readonly deps: ControllerDeps,
+    private readonly reconciler: Reconciler,
+    private readonly opts: RunnerOptions,
+  ) {
+    this.clock = deps.clock ?? realClock;
+    this.logger = deps.logger.child({ controller: name });
+    this.metrics = deps.metrics?.controller(name) ?? noControllerMetrics;
+    this.queue = new WorkQueue({
+      name,
+      clock: this.clock,
+      ...(opts.rateLimiter ? { rateLimiter: opts.rateLimiter } : {}),
+      ...(deps.metrics ? { metrics: deps.metrics } : {}),
+    });
+  }
+
+  get informers(): readonly Informer<KubeObject>[] {
+    return this.informerList;
+  }
+
+  /** Subscribes to a source's informer; returns it. */
+  watch(source: Source): Informer<KubeObject> {
+    const informerOptions: InformerOptions = {
+      ...(this.deps.namespace ? { namespace: this.deps.namespace } : {}),
+      ...source.options.informerOptions,
+    };
+    const informer = this.deps.informers.informerFor<KubeObject>(source.kind, informerOptions);
+    if (!this.informerList.includes(informer)) this.informerList.push(informer);
+    const predicates = source.options.predicates ?? [];
+    const enqueue = (obj: KubeObject): void => {
+      if (!this.running) return;
+      for (const key of source.map(obj)) this.queue.add(keyString(key));
+    };
+    informer.addEventHandler({
+      onAdd: (obj) => {
+        if (predicates.every((p) => allowCreate(p, obj))) enqueue(obj);
+      },
+      onUpdate: (oldObj, newObj) => {
+        if (!predicates.every((p) => allowUpdate(p, oldObj, newObj))) return;
+        // Both: an owner or mapping may have changed, and the old target must hear of it.
+        enqueue(oldObj);
+        enqueue(newObj);
+      },
+      onDelete: (obj) => {
+        if (predicates.every((p) => allowDelete(p, obj))) enqueue(obj);
+      },
+    });
+    return informer;
+  }
+
+  setPrimary(informer: Informer<KubeObject>, predicates: readonly Predicate[]): void {
+    this.primaryInformer = informer;
+    this.primaryPredicates = predicates;
+  }
+
+  async start(signal: AbortSignal): Promise<void> {
+    if (this.running || this.queue.isShuttingDown()) throw new Error(`controller "${this.name}" was already started`);
+    if (signal.aborted) return;
+    const onAbort = (): void => {
+      this.stop().catch((err: unknown) => this.logger.error({ err }, 'Failed to stop controller'));
+    };
+    signal.addEventListener('abort', onAbort, { once: true });
+    try {
+      await Promise.all(this.informerList.map((i) => i.waitForSync(signal)));
+    } catch (err) {
+      signal.removeEventListener('abort', onAbort);
+      if (signal.aborted) return;
+      throw err;
+    }
+    if (this.queue.isShuttingDown()) return;
+    this.running = true;
+    for (const obj of this.primaryInformer?.cache.list() ?? []) {
+      if (this.primaryPredicates.every((p) => allowCreate(p, obj))) this.queue.add(keyString(keyOf(obj)));
+    }
+    this.metrics.setMaxConcurrentReconciles(this.opts.workers);
+    this.logger.info({ workers: this.opts.workers }, 'Starting workers');
+    try {
+      await Promise.all(Array.from({ length: this.opts.workers }, () => this.worker()));
+    } finally {
+      signal.removeEventListener('abort', onAbort);
+      this.running = false;
+      this.logger.info('All workers finished');
+    }
+  }
+
+  async stop(graceMs = Infinity): Promise<boolean> {
+    const drained = this.queue.shutDownWithDrain().then(() => true);
+    if (graceMs <= 0) {
+      this.abortInFlight();
+      return this.queue.inFlight() === 0;
+    }
+    let timer: TimerHandle | undefined;
+    const deadline = Number.isFinite(graceMs)
+      ? new Promise<boolean>((resolve) => {
+          timer = this.clock.setTimeout(() => resolve(false), graceMs);
+        })
+      : new Promise<boolean>(() => undefined);
+    const inTime = await Promise.race([drained, deadline]);
+    if (timer !== undefined) this.clock.clearTimeout(timer);
+    if (!inTime) this.abortInFlight();
+    return inTime;
+  }
+
+  private abortInFlight(): void {
+    if (!this.hardStop.signal.aborted) {
+      this.hardStop.abort(new ControllerStoppedError(`controller "${this.name}" stopped`));
+    }
+  }
+
+  private async worker(): Promise<void> {
+    for (;;) {
+      const key = await this.queue.get();
+      if (key === undefined) return;
+      try {
+        await this.reconcileKey(key);
+      } catch (err) {
+        // Only a bug in the runner itself gets here; the worker must live on regardless.
+        this.logger.error({ err, key }, 'Unexpected failure in controller runner');
+      } finally {
+        this.queue.done(key);
+      }
+    }
+  }
+
+  private async reconcileKey(key: string): Promise<void> {
+    const req = parseKey(key);
+    const reconcileID = randomUUID();
+    const logger = this.logger.child({ namespace: req.namespace, name: req.name, reconcileID });
+    const abort = new AbortController();
+    const onHardStop = (): void => abort.abort(this.hardStop.signal.reason);
+    if (this.hardStop.signal.aborted) onHardStop();
+    else this.hardStop.signal.addEventListener('abort', onHardStop, { once: true });
+    let timedOut = false;
+    const timer =
+      this.opts.timeoutMs > 0
+        ? this.clock.setTimeout(() => {
+            timedOut = true;
+            abort.abort(new ReconcileTimeoutError(`reconcile timed out after ${this.opts.timeoutMs} ms`));
+          }, this.opts.timeoutMs)
+        : undefined;
+
+    this.metrics.setActiveWorkers(++this.activeWorkers);
+    const startedAt = this.clock.now();
+    let outcome: Outcome;
+    try {
+      // Inside try, so a synchronous throw is caught like a rejection.
+      const action: unknown = await this.reconciler.reconcile(req, { logger, reconcileID, signal: abort.signal });
+      outcome = isAction(action)
+        ? { ok: true, action }
+        : { ok: false, err: new TypeError('reconciler resolved with something that is not an Action') };
+    } catch (err) {
+      outcome = { ok: false, err };
+    } finally {
+      if (timer !== undefined) this.clock.clearTimeout(timer);
+      this.hardStop.signal.removeEventListener('abort', onHardStop);
+      this.metrics.setActiveWorkers(--this.activeWorkers);
+    }
+    if (timedOut) {
+      const cause = outcome.ok ? undefined : outcome.err;
+      outcome = {
+        ok: false,
+        err: new ReconcileTimeoutError(`reconcile timed out after ${this.opts.timeoutMs} ms`, { cause }),
+      };
+    }
+    this.handleOutcome(key, outcome, (this.clock.now() - startedAt) / 1000, logger);
+  }
+
+  private handleOutcome(key: string, outcome: Outcome, seconds: number, logger: Logger): void {
+    if (outcome.ok) {
+      this.queue.forget(key);
+      switch (outcome.action.type) {
+        case 'done':
+          this.metrics.reconciled('success', seconds);
+          return;
+        case 'requeueAfter':
+          this.metrics.reconciled('requeue_after', seconds);
+          this.queue.addAfter(key, outcome.action.afterMs);
+          return;
+        default: {
+          const unreachable: never = outcome.action;
+          throw new Error(`unknown action ${JSON.stringify(unreachable)}`);
+        }
+      }
+    }
+    this.metrics.reconciled('error', seconds);
+    this.metrics.incErrors();
+    const err = outcome.err instanceof Error ? outcome.err : new Error(String(outcome.err));
+    if (isTerminalError(err)) {
+      this.metrics.incTerminalErrors();
+      this.queue.forget(key);
+      logger.error({ err, terminal: true }, 'Reconciler error');
+      return;
+    }
+    if (this.hardStop.signal.aborted) {
+      // Expected while stopping; the next leader or process picks the key up again.
+      logger.info({ err }, 'Reconcile aborted by controller stop');
+      return;
+    }
+    this.queue.addRateLimited(key);
+    logger.error({ err, requeues: this.queue.numRequeues(key) }, 'Reconciler error');
+  }
+}
