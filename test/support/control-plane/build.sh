@@ -1,0 +1,174 @@
+#!/usr/bin/env bash
+# Builds kube-apiserver, kube-controller-manager, kubectl and etcd from the Go module proxy
+# and caches them by version outside the repository, for test/support/control-plane.
+#
+#   bash test/support/control-plane/build.sh        (npm run build:control-plane)
+#
+# Environment:
+#   BUCKETOPERATOR_CACHE  cache root (default: $HOME/.cache/bucketoperator); binaries go to
+#                         $BUCKETOPERATOR_CACHE/k8s/<K8S_VERSION>/
+#   KUBEBUILDER_ASSETS    a directory that already holds all four binaries: nothing is built
+#
+# k8s.io/kubernetes cannot be `go install`ed because its go.mod replaces the k8s.io/* staging
+# modules with ./staging paths that do not exist in the module zip. A generated wrapper module
+# requires k8s.io/kubernetes and points each staging module at its published v0.<minor>.<patch>
+# tag instead, which is how envtest-style binaries can be built with nothing but the proxy.
+set -euo pipefail
+
+here="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
+# shellcheck source=versions.env
+source "$here/versions.env"
+
+binaries=(etcd kube-apiserver kube-controller-manager kubectl)
+cache_root="${BUCKETOPERATOR_CACHE:-$HOME/.cache/bucketoperator}"
+out_dir="$cache_root/k8s/$K8S_VERSION"
+marker="$out_dir/.complete"
+
+log() { printf '[build:control-plane %s] %s\n' "$(date +%H:%M:%S)" "$*"; }
+die() { printf '[build:control-plane] ERROR: %s\n' "$*" >&2; exit 1; }
+
+has_all() {
+  local dir="$1" b
+  for b in "${binaries[@]}"; do [[ -x "$dir/$b" ]] || return 1; done
+}
+
+if [[ -n "${KUBEBUILDER_ASSETS:-}" ]]; then
+  if has_all "$KUBEBUILDER_ASSETS"; then
+    log "KUBEBUILDER_ASSETS=$KUBEBUILDER_ASSETS holds all binaries; nothing to build"
+    exit 0
+  fi
+  # envtest asset bundles ship no kube-controller-manager, so a partial directory is common.
+  log "KUBEBUILDER_ASSETS=$KUBEBUILDER_ASSETS lacks some of: ${binaries[*]}; using the cache instead"
+fi
+
+if [[ -f "$marker" ]] && has_all "$out_dir"; then
+  log "cached binaries for Kubernetes $K8S_VERSION in $out_dir"
+  exit 0
+fi
+
+go_major_minor() { go env GOVERSION 2>/dev/null | sed -nE 's/^go([0-9]+)\.([0-9]+).*/\1 \2/p'; }
+if ! command -v go >/dev/null 2>&1; then
+  die "no control-plane binaries in $out_dir and Go is not installed: install Go >= 1.26 (https://go.dev/dl/) and run 'npm run build:control-plane' again, or set KUBEBUILDER_ASSETS to a directory holding ${binaries[*]}"
+fi
+read -r go_major go_minor <<<"$(go_major_minor)"
+if [[ -z "${go_major:-}" ]] || (( go_major < 1 || (go_major == 1 && go_minor < 26) )); then
+  die "Go >= 1.26 is required to build Kubernetes $K8S_VERSION (found: $(go env GOVERSION 2>/dev/null || echo unknown)); install Go >= 1.26 and run 'npm run build:control-plane' again"
+fi
+
+mkdir -p "$cache_root/k8s"
+lock_file="$cache_root/k8s/.build-$K8S_VERSION.lock"
+exec 9>"$lock_file"
+if ! flock -n 9; then
+  log "another build of $K8S_VERSION is running; waiting for it (lock: $lock_file)"
+  flock 9
+fi
+# The build we waited for may have produced everything already.
+if [[ -f "$marker" ]] && has_all "$out_dir"; then
+  log "cached binaries for Kubernetes $K8S_VERSION in $out_dir"
+  exit 0
+fi
+
+export GOWORK=off CGO_ENABLED=0 GOFLAGS="${GOFLAGS:-} -mod=mod"
+src_dir="$cache_root/k8s/src/$K8S_VERSION"
+stage_dir="$cache_root/k8s/.stage-$K8S_VERSION"
+rm -rf "$stage_dir"
+mkdir -p "$src_dir/kubernetes" "$src_dir/etcd" "$stage_dir"
+
+started=$SECONDS
+log "building Kubernetes $K8S_VERSION and etcd $ETCD_VERSION with $(go env GOVERSION) (a cold build takes 10-25 minutes on 2 cores)"
+log "fetching the k8s.io/kubernetes $K8S_VERSION go.mod"
+k8s_gomod="$(go mod download -json "k8s.io/kubernetes@$K8S_VERSION" | sed -nE 's/^[[:space:]]*"GoMod": "(.*)",?$/\1/p')"
+[[ -f "$k8s_gomod" ]] || die "could not download k8s.io/kubernetes@$K8S_VERSION from the Go module proxy"
+
+want_etcd="$(sed -nE 's#^[[:space:]]*go\.etcd\.io/etcd/server/v3 (v[^ ]+).*#\1#p' "$k8s_gomod" | head -n1)"
+if [[ -n "$want_etcd" && "$want_etcd" != "$ETCD_VERSION" ]]; then
+  log "note: k8s.io/kubernetes $K8S_VERSION requires etcd $want_etcd, versions.env pins $ETCD_VERSION"
+fi
+
+# v1.37.2 -> v0.37.2: the tag scheme of the published staging modules.
+staging_version="v0.${K8S_VERSION#v1.}"
+go_directive="$(sed -nE 's/^go ([0-9.]+)$/\1/p' "$k8s_gomod")"
+godebug_line="$(grep -E '^godebug ' "$k8s_gomod" || true)"
+
+# Only staging modules the release requires get a replace: some (sample-controller, ...) are
+# never published at the release tag, and a replace pointing at a missing version is an error
+# as soon as anything asks about it.
+mapfile -t staging < <(
+  comm -12 \
+    <(sed -nE 's#^[[:space:]]*(k8s\.io/[^ ]+) => \./staging/.*#\1#p' "$k8s_gomod" | sort -u) \
+    <(sed -nE 's#^[[:space:]]*(k8s\.io/[^ ]+) v0\.0\.0( .*)?$#\1#p' "$k8s_gomod" | sort -u)
+)
+(( ${#staging[@]} > 0 )) || die "found no staging modules in $k8s_gomod"
+log "wrapper module replaces ${#staging[@]} staging modules with $staging_version"
+
+{
+  echo "// Generated by test/support/control-plane/build.sh; do not edit."
+  echo "module bucketoperator.local/control-plane-build"
+  echo
+  echo "go $go_directive"
+  [[ -n "$godebug_line" ]] && { echo; echo "$godebug_line"; }
+  echo
+  echo "require k8s.io/kubernetes $K8S_VERSION"
+  echo
+  echo "replace ("
+  for m in "${staging[@]}"; do echo "	$m => $m $staging_version"; done
+  echo ")"
+} >"$src_dir/kubernetes/go.mod.new"
+# Keep go.sum from an earlier, interrupted attempt only when go.mod is unchanged.
+if ! cmp -s "$src_dir/kubernetes/go.mod.new" "$src_dir/kubernetes/go.mod.gen" 2>/dev/null; then
+  rm -f "$src_dir/kubernetes/go.sum"
+  cp "$src_dir/kubernetes/go.mod.new" "$src_dir/kubernetes/go.mod.gen"
+fi
+mv "$src_dir/kubernetes/go.mod.new" "$src_dir/kubernetes/go.mod"
+
+cat >"$src_dir/etcd/go.mod" <<GOMOD
+// Generated by test/support/control-plane/build.sh; do not edit.
+module bucketoperator.local/etcd-build
+
+go $go_directive
+
+require go.etcd.io/etcd/server/v3 $ETCD_VERSION
+GOMOD
+
+# The same -X flags as kubernetes' hack/lib/version.sh, so `kubectl version` and /version
+# report the release instead of v0.0.0-master.
+k8s_minor="${K8S_VERSION#v1.}"; k8s_minor="${k8s_minor%%.*}"
+ldflags="-s -w"
+for pkg in k8s.io/client-go/pkg/version k8s.io/component-base/version; do
+  ldflags+=" -X $pkg.gitVersion=$K8S_VERSION -X $pkg.gitMajor=1 -X $pkg.gitMinor=$k8s_minor -X $pkg.gitTreeState=clean"
+done
+
+# `go build -v` names each package as it is compiled; a count every 200 shows progress
+# without thousands of lines.
+run_build() {
+  local what="$1" dir="$2"; shift 2
+  local n=0 d=0 line
+  log "compiling $what"
+  (cd "$dir" && go build -v -trimpath "$@" 2>&1) | while IFS= read -r line; do
+    if [[ "$line" == "go: downloading "* ]]; then
+      d=$((d + 1))
+      if (( d % 50 == 0 )); then log "  $what: $d modules downloaded"; fi
+    elif [[ "$line" == *" "* || "$line" == *:* ]]; then
+      printf '%s\n' "$line" >&2  # diagnostics, not package names
+    else
+      n=$((n + 1))
+      if (( n % 200 == 0 )); then log "  $what: $n packages compiled"; fi
+    fi
+  done
+}
+
+run_build "etcd $ETCD_VERSION" "$src_dir/etcd" \
+  -ldflags="-s -w" -o "$stage_dir/etcd" go.etcd.io/etcd/server/v3
+run_build "kube-apiserver, kube-controller-manager, kubectl $K8S_VERSION" "$src_dir/kubernetes" \
+  -ldflags="$ldflags" -o "$stage_dir/" \
+  k8s.io/kubernetes/cmd/kube-apiserver k8s.io/kubernetes/cmd/kube-controller-manager k8s.io/kubernetes/cmd/kubectl
+
+has_all "$stage_dir" || die "build finished without all of ${binaries[*]} in $stage_dir"
+mkdir -p "$out_dir"
+for b in "${binaries[@]}"; do mv -f "$stage_dir/$b" "$out_dir/$b"; done
+rm -rf "$stage_dir"
+# The marker goes last: a directory without it is an interrupted build and is rebuilt.
+printf 'K8S_VERSION=%s\nETCD_VERSION=%s\nGO_VERSION=%s\n' "$K8S_VERSION" "$ETCD_VERSION" "$(go env GOVERSION)" >"$marker"
+log "done in $((SECONDS - started))s: $out_dir"
+"$out_dir/kube-apiserver" --version || true
+"$out_dir/etcd" --version | head -n1 || true
