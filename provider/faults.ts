@@ -1,0 +1,193 @@
+// Fault injection: a switchable configuration and the decision it implies for one request.
+// Rates draw from a seeded generator and counts count down, so a test that sets the same
+// faults and sends the same requests sees the same answers.
+import { HttpError } from './http.js';
+import { invalid } from './validation.js';
+import { ErrorCode, type FaultConfig, type FaultSettings, type FaultStatus, type FaultSwitch } from './types.js';
+
+/** Largest accepted `latencyMs`, so a typo cannot hang a test suite for hours. */
+export const LATENCY_MS_MAX = 60_000;
+/** Largest accepted `retryAfterSeconds`. */
+export const RETRY_AFTER_MAX = 3600;
+
+const FAULT_STATUSES: readonly number[] = [429, 500, 502, 503, 504];
+const ERROR_STATUSES: readonly number[] = [500, 502, 503, 504];
+
+/** The configuration with every fault off. */
+export function defaultFaults(): FaultConfig {
+  return {
+    latencyMs: 0,
+    errorRate: 0,
+    errorStatus: 503,
+    throttleRate: 0,
+    retryAfterSeconds: 1,
+    dropAfterCommitOnCreate: 0,
+    outage: false,
+    failNext: null,
+    seed: 1,
+  };
+}
+
+function isObject(value: unknown): value is Record<string, unknown> {
+  return typeof value === 'object' && value !== null && !Array.isArray(value);
+}
+
+function int(value: unknown, field: string, min: number, max: number): number {
+  if (typeof value !== 'number' || !Number.isInteger(value) || value < min || value > max) {
+    throw invalid(field, `must be an integer between ${min} and ${max}`);
+  }
+  return value;
+}
+
+function rate(value: unknown, field: string): number {
+  if (typeof value !== 'number' || !Number.isFinite(value) || value < 0 || value > 1) {
+    throw invalid(field, 'must be a number between 0 and 1');
+  }
+  return value;
+}
+
+function count(value: unknown, field: string): { count: number } {
+  if (!isObject(value)) throw invalid(field, 'must be a rate (0..1) or { count }');
+  for (const key of Object.keys(value)) if (key !== 'count') throw invalid(`${field}.${key}`, 'unknown field');
+  return { count: int(value.count, `${field}.count`, 0, Number.MAX_SAFE_INTEGER) };
+}
+
+/** Validates fault settings from JSON or code; throws a 422 HttpError naming the field. */
+export function parseFaultSettings(input: unknown): FaultSettings {
+  if (!isObject(input)) throw invalid('body', 'must be a JSON object');
+  const out: FaultSettings = {};
+  for (const [key, value] of Object.entries(input)) {
+    if (value === undefined) continue;
+    switch (key) {
+      case 'latencyMs':
+        out.latencyMs = int(value, key, 0, LATENCY_MS_MAX);
+        break;
+      case 'errorRate':
+        out.errorRate = rate(value, key);
+        break;
+      case 'errorStatus':
+        if (typeof value !== 'number' || !ERROR_STATUSES.includes(value)) {
+          throw invalid(key, `must be one of ${ERROR_STATUSES.join(', ')}`);
+        }
+        out.errorStatus = value as FaultConfig['errorStatus'];
+        break;
+      case 'throttleRate':
+        out.throttleRate = rate(value, key);
+        break;
+      case 'retryAfterSeconds':
+        out.retryAfterSeconds = int(value, key, 0, RETRY_AFTER_MAX);
+        break;
+      case 'dropAfterCommitOnCreate':
+        out.dropAfterCommitOnCreate = typeof value === 'number' ? rate(value, key) : count(value, key);
+        break;
+      case 'outage':
+        if (typeof value !== 'boolean') throw invalid(key, 'must be a boolean');
+        out.outage = value;
+        break;
+      case 'failNext': {
+        if (value === null) {
+          out.failNext = null;
+          break;
+        }
+        if (!isObject(value)) throw invalid(key, 'must be { status, count } or null');
+        for (const k of Object.keys(value)) if (k !== 'status' && k !== 'count') throw invalid(`${key}.${k}`, 'unknown field');
+        if (typeof value.status !== 'number' || !FAULT_STATUSES.includes(value.status)) {
+          throw invalid(`${key}.status`, `must be one of ${FAULT_STATUSES.join(', ')}`);
+        }
+        out.failNext = { status: value.status as FaultStatus, count: int(value.count, `${key}.count`, 0, Number.MAX_SAFE_INTEGER) };
+        break;
+      }
+      case 'seed':
+        out.seed = int(value, key, 0, 0xffffffff);
+        break;
+      default:
+        throw invalid(key, 'unknown field');
+    }
+  }
+  return out;
+}
+
+/** mulberry32: tiny, fast and good enough to spread faults; not for anything secret. */
+function generator(seed: number): () => number {
+  let a = seed >>> 0;
+  return () => {
+    a = (a + 0x6d2b79f5) >>> 0;
+    let t = a;
+    t = Math.imul(t ^ (t >>> 15), t | 1);
+    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
+    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
+  };
+}
+
+/** The error answer for an injected status. */
+function injected(status: number, retryAfterSeconds: number): HttpError {
+  if (status === 429) {
+    return new HttpError(429, ErrorCode.Throttled, 'request throttled (injected fault)', {
+      'Retry-After': String(retryAfterSeconds),
+    });
+  }
+  if (status === 500) return new HttpError(500, ErrorCode.InternalError, 'internal error (injected fault)');
+  return new HttpError(status, ErrorCode.ServiceUnavailable, 'service unavailable (injected fault)');
+}
+
+/** Holds the fault configuration in force and decides what each request suffers. */
+export class FaultController implements FaultSwitch {
+  private config: FaultConfig = defaultFaults();
+  private random = generator(this.config.seed);
+
+  /** @param initial faults in force at start. */
+  constructor(initial: FaultSettings = {}) {
+    this.set(initial);
+  }
+
+  /** The configuration in force, with remaining counts. */
+  get(): FaultConfig {
+    return structuredClone(this.config);
+  }
+
+  /** Replaces the whole configuration and reseeds; throws a 422 HttpError when invalid. */
+  set(settings: FaultSettings): FaultConfig {
+    this.config = { ...defaultFaults(), ...parseFaultSettings(settings) };
+    this.random = generator(this.config.seed);
+    return this.get();
+  }
+
+  /** Turns every fault off. */
+  clear(): void {
+    this.set({});
+  }
+
+  /** Delay to add before handling a request. */
+  latencyMs(): number {
+    return this.config.latencyMs;
+  }
+
+  /** The injected failure for this request, or undefined to handle it normally. */
+  decide(): HttpError | undefined {
+    const c = this.config;
+    if (c.outage) return new HttpError(503, ErrorCode.ServiceUnavailable, 'service unavailable (injected outage)');
+    if (c.failNext !== null && c.failNext.count > 0) {
+      c.failNext.count -= 1;
+      return injected(c.failNext.status, c.retryAfterSeconds);
+    }
+    if (this.draw(c.throttleRate)) return injected(429, c.retryAfterSeconds);
+    if (this.draw(c.errorRate)) return injected(c.errorStatus, c.retryAfterSeconds);
+    return undefined;
+  }
+
+  /** Whether to destroy the socket after a create has been committed. */
+  dropAfterCreate(): boolean {
+    const drop = this.config.dropAfterCommitOnCreate;
+    if (typeof drop === 'number') return this.draw(drop);
+    if (drop.count <= 0) return false;
+    drop.count -= 1;
+    return true;
+  }
+
+  /** Rates of 0 and 1 draw nothing, so they never shift the sequence of other rates. */
+  private draw(rateValue: number): boolean {
+    if (rateValue <= 0) return false;
+    if (rateValue >= 1) return true;
+    return this.random() < rateValue;
+  }
+}

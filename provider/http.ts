@@ -1,0 +1,136 @@
+// Wire-level helpers: the error type handlers throw, the reply shape they return, and the
+// bounded JSON body reader. Handlers return data; only the server writes to sockets.
+import type { IncomingMessage, ServerResponse } from 'node:http';
+import { ErrorCode, type ErrorBody } from './types.js';
+
+/** An error that maps to an HTTP status and a JSON `{ code, message }` body. */
+export class HttpError extends Error {
+  /**
+   * @param status HTTP status to answer with.
+   * @param code Stable error code of the body.
+   * @param message One line, safe to show to any client.
+   * @param headers Extra response headers, e.g. `Allow` or `Retry-After`.
+   */
+  constructor(
+    readonly status: number,
+    readonly code: ErrorCode,
+    message: string,
+    readonly headers: Readonly<Record<string, string>> = {},
+  ) {
+    super(message);
+    this.name = 'HttpError';
+  }
+
+  /** The JSON body for this error. */
+  body(): ErrorBody {
+    return { code: this.code, message: this.message };
+  }
+}
+
+/** What a handler asks the server to do. */
+export type Reply =
+  | { kind: 'json'; status: number; body: unknown; headers?: Record<string, string> }
+  | { kind: 'empty'; status: number; headers?: Record<string, string> }
+  /** Destroy the socket without answering: the client cannot know whether work was done. */
+  | { kind: 'drop' };
+
+/** A JSON reply. */
+export function json(status: number, body: unknown, headers?: Record<string, string>): Reply {
+  return headers === undefined ? { kind: 'json', status, body } : { kind: 'json', status, body, headers };
+}
+
+/** A reply without body, e.g. 204. */
+export function empty(status: number): Reply {
+  return { kind: 'empty', status };
+}
+
+/** Writes a reply that is not a drop. Returns the status written. */
+export function writeReply(res: ServerResponse, reply: Exclude<Reply, { kind: 'drop' }>): number {
+  for (const [name, value] of Object.entries(reply.headers ?? {})) res.setHeader(name, value);
+  res.setHeader('Cache-Control', 'no-store');
+  if (reply.kind === 'empty') {
+    res.statusCode = reply.status;
+    res.end();
+    return reply.status;
+  }
+  const payload = JSON.stringify(reply.body);
+  res.statusCode = reply.status;
+  res.setHeader('Content-Type', 'application/json; charset=utf-8');
+  res.setHeader('Content-Length', Buffer.byteLength(payload));
+  res.end(payload);
+  return reply.status;
+}
+
+/** The reply for an error. */
+export function errorReply(err: HttpError): Reply {
+  return json(err.status, err.body(), { ...err.headers });
+}
+
+/** True when the media type is `application/json`, parameters such as charset allowed. */
+function isJsonContentType(header: string | undefined): boolean {
+  if (header === undefined) return false;
+  const mediaType = header.split(';', 1)[0]?.trim().toLowerCase();
+  return mediaType === 'application/json';
+}
+
+/**
+ * Reads and parses a JSON request body of at most `maxBytes`.
+ *
+ * An oversized body is rejected as soon as it is known to be too large (from
+ * `Content-Length` or while streaming) so a huge upload never sits in memory; the rest of
+ * the upload is discarded by the HTTP server after the reply.
+ */
+export async function readJsonBody(req: IncomingMessage, maxBytes: number): Promise<unknown> {
+  if (!isJsonContentType(req.headers['content-type'])) {
+    throw new HttpError(415, ErrorCode.UnsupportedMediaType, 'Content-Type must be application/json');
+  }
+  const tooLarge = (): HttpError =>
+    new HttpError(413, ErrorCode.PayloadTooLarge, `request body exceeds ${maxBytes} bytes`);
+  const declared = Number(req.headers['content-length']);
+  if (Number.isFinite(declared) && declared > maxBytes) throw tooLarge();
+
+  const raw = await new Promise<Buffer>((resolve, reject) => {
+    const chunks: Buffer[] = [];
+    let size = 0;
+    const onData = (chunk: Buffer): void => {
+      size += chunk.length;
+      if (size > maxBytes) {
+        cleanup();
+        reject(tooLarge());
+        return;
+      }
+      chunks.push(chunk);
+    };
+    const onEnd = (): void => {
+      cleanup();
+      resolve(Buffer.concat(chunks, size));
+    };
+    const onError = (err: Error): void => {
+      cleanup();
+      reject(err);
+    };
+    const onAborted = (): void => {
+      cleanup();
+      reject(new Error('request aborted by client'));
+    };
+    const cleanup = (): void => {
+      req.off('data', onData);
+      req.off('end', onEnd);
+      req.off('error', onError);
+      req.off('aborted', onAborted);
+    };
+    req.on('data', onData);
+    req.on('end', onEnd);
+    req.on('error', onError);
+    req.on('aborted', onAborted);
+  });
+
+  if (raw.length === 0) throw new HttpError(400, ErrorCode.MalformedJSON, 'request body is empty');
+  try {
+    // fatal: true so invalid UTF-8 is a client error, not silently replaced characters.
+    const text = new TextDecoder('utf-8', { fatal: true }).decode(raw);
+    return JSON.parse(text) as unknown;
+  } catch {
+    throw new HttpError(400, ErrorCode.MalformedJSON, 'request body is not valid JSON');
+  }
+}

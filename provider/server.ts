@@ -1,0 +1,212 @@
+// The request pipeline and the in-process handle. For each request: match the route, check
+// the guard, inject faults (api routes only), run the handler, write the reply, count it
+// and log one access line. Any error that is not an HttpError becomes a 500, so no input
+// can take the process down.
+import { randomUUID } from 'node:crypto';
+import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
+import type { AddressInfo, Socket } from 'node:net';
+import { setTimeout as sleep } from 'node:timers/promises';
+import { pino, type Logger } from 'pino';
+import { BearerAuth } from './auth.js';
+import { FaultController } from './faults.js';
+import { errorReply, HttpError, writeReply, type Reply } from './http.js';
+import { DataFile } from './persistence.js';
+import { matchRoute, type Route } from './router.js';
+import { buildRoutes } from './routes.js';
+import { RequestStats } from './stats.js';
+import { BucketStore } from './store.js';
+import { DEFAULT_REGIONS, ErrorCode, type ProviderHandle, type ProviderOptions } from './types.js';
+
+/** Default of {@link ProviderOptions.activationDelayMs}. */
+export const DEFAULT_ACTIVATION_DELAY_MS = 5000;
+/** Default of {@link ProviderOptions.maxBodyBytes}. */
+export const DEFAULT_MAX_BODY_BYTES = 64 * 1024;
+
+const REQUEST_ID = /^[A-Za-z0-9._:-]{1,128}$/;
+
+function nonNegativeInt(value: number, name: string): number {
+  if (!Number.isInteger(value) || value < 0) throw new Error(`${name} must be a non-negative integer`);
+  return value;
+}
+
+/** The caller's request id when it is safe to echo and log, else a fresh one. */
+function requestId(header: string | string[] | undefined): string {
+  return typeof header === 'string' && REQUEST_ID.test(header) ? header : randomUUID();
+}
+
+/** Answers bytes that are not HTTP at all; Node's parser reports them here, not as requests. */
+function onClientError(err: NodeJS.ErrnoException, socket: Socket): void {
+  if (err.code === 'ECONNRESET' || !socket.writable) {
+    socket.destroy();
+    return;
+  }
+  const tooLarge = err.code === 'HPE_HEADER_OVERFLOW';
+  const body = JSON.stringify({
+    code: ErrorCode.BadRequest,
+    message: tooLarge ? 'request headers too large' : 'malformed HTTP request',
+  });
+  const status = tooLarge ? '431 Request Header Fields Too Large' : '400 Bad Request';
+  socket.end(
+    `HTTP/1.1 ${status}\r\nContent-Type: application/json; charset=utf-8\r\n` +
+      `Content-Length: ${Buffer.byteLength(body)}\r\nConnection: close\r\n\r\n${body}`,
+  );
+}
+
+interface Pipeline {
+  routes: readonly Route[];
+  apiAuth: BearerAuth;
+  adminAuth: BearerAuth | undefined;
+  faults: FaultController;
+  stats: RequestStats;
+  logger: Logger;
+}
+
+async function dispatch(p: Pipeline, req: IncomingMessage, url: URL): Promise<{ reply: Reply; route: string }> {
+  const method = req.method ?? 'GET';
+  const match = matchRoute(p.routes, method, url.pathname);
+  if (match.kind === 'none') {
+    return { route: '*', reply: errorReply(new HttpError(404, ErrorCode.NotFound, 'no such route')) };
+  }
+  const route = match.route.template;
+  try {
+    if (match.kind === 'wrongMethod') {
+      throw new HttpError(405, ErrorCode.MethodNotAllowed, `method ${method} not allowed`, { Allow: match.allow });
+    }
+    const guard = match.route.guard;
+    if (guard === 'api') p.apiAuth.check(req.headers.authorization);
+    if (guard === 'admin') {
+      if (p.adminAuth === undefined) throw new HttpError(404, ErrorCode.NotFound, 'no such route');
+      p.adminAuth.check(req.headers.authorization);
+    }
+    if (guard === 'api') {
+      const latency = p.faults.latencyMs();
+      if (latency > 0) await sleep(latency);
+      const fault = p.faults.decide();
+      if (fault !== undefined) throw fault;
+    }
+    return { route, reply: await match.handler({ req, params: match.params, query: url.searchParams }) };
+  } catch (err) {
+    if (err instanceof HttpError) return { route, reply: errorReply(err) };
+    // A client that went away mid-body is not a server fault worth an error log.
+    if (!req.destroyed) p.logger.error({ err }, 'request failed');
+    return { route, reply: errorReply(new HttpError(500, ErrorCode.InternalError, 'internal error')) };
+  }
+}
+
+async function handle(p: Pipeline, req: IncomingMessage, res: ServerResponse): Promise<void> {
+  const started = performance.now();
+  const reqId = requestId(req.headers['x-request-id']);
+  const method = req.method ?? 'GET';
+  res.setHeader('X-Request-Id', reqId);
+  let url: URL;
+  try {
+    url = new URL(req.url ?? '/', 'http://provider.invalid');
+  } catch {
+    url = new URL('http://provider.invalid/');
+  }
+  const { reply, route } = await dispatch(p, req, url);
+  let status: number | 'dropped';
+  if (reply.kind === 'drop') {
+    req.socket.destroy();
+    status = 'dropped';
+  } else {
+    // An error answer to an unread body (e.g. 413) closes the connection instead of
+    // draining what may be a huge upload.
+    if (reply.status >= 400 && !req.complete) res.setHeader('Connection', 'close');
+    status = writeReply(res, reply);
+  }
+  p.stats.record(method, route, status);
+  p.logger.info(
+    { reqId, method, path: url.pathname, status, durationMs: Math.round((performance.now() - started) * 100) / 100 },
+    'request',
+  );
+}
+
+/**
+ * Starts the mock storage provider and resolves once it listens.
+ *
+ * @throws when the options are invalid, the data file cannot be loaded or the port is taken.
+ */
+export async function startProvider(opts: ProviderOptions): Promise<ProviderHandle> {
+  const logger = opts.logger ?? pino({ level: 'silent' });
+  const regions = opts.regions ?? DEFAULT_REGIONS;
+  if (regions.length === 0) throw new Error('at least one region is required');
+  const activationDelayMs = nonNegativeInt(opts.activationDelayMs ?? DEFAULT_ACTIVATION_DELAY_MS, 'activationDelayMs');
+  const resizeDelayMs = nonNegativeInt(opts.resizeDelayMs ?? activationDelayMs, 'resizeDelayMs');
+  const maxBodyBytes = nonNegativeInt(opts.maxBodyBytes ?? DEFAULT_MAX_BODY_BYTES, 'maxBodyBytes');
+  const shutdownGraceMs = nonNegativeInt(opts.shutdownGraceMs ?? 2000, 'shutdownGraceMs');
+  const apiAuth = new BearerAuth(opts.apiKeys, 'API key');
+  const adminAuth = opts.adminToken === undefined ? undefined : new BearerAuth([opts.adminToken], 'admin token');
+
+  let dataFile: DataFile | undefined;
+  const store = new BucketStore({
+    activationDelayMs,
+    resizeDelayMs,
+    now: opts.now ?? Date.now,
+    onChange: () => dataFile?.schedule(),
+  });
+  if (opts.dataFile !== undefined) {
+    dataFile = new DataFile({
+      path: opts.dataFile,
+      debounceMs: nonNegativeInt(opts.persistDebounceMs ?? 50, 'persistDebounceMs'),
+      snapshot: () => store.snapshot(),
+      logger,
+    });
+    const saved = await dataFile.load();
+    if (saved !== undefined) store.restore(saved);
+  }
+
+  const faults = new FaultController(opts.faults);
+  const stats = new RequestStats();
+  const pipeline: Pipeline = {
+    routes: buildRoutes({ store, faults, stats, regions, maxBodyBytes, adminEnabled: adminAuth !== undefined }),
+    apiAuth,
+    adminAuth,
+    faults,
+    stats,
+    logger,
+  };
+
+  const server: Server = createServer((req, res) => {
+    handle(pipeline, req, res).catch((err: unknown) => {
+      // Only writing the reply can get here (dispatch catches everything else).
+      logger.error({ err }, 'cannot write response');
+      res.destroy();
+    });
+  });
+  server.on('clientError', onClientError);
+  await new Promise<void>((resolve, reject) => {
+    server.once('error', reject);
+    server.listen(opts.port ?? 0, opts.host ?? '127.0.0.1', () => {
+      server.off('error', reject);
+      resolve();
+    });
+  });
+  const address = server.address() as AddressInfo;
+  const host = address.family === 'IPv6' ? `[${address.address}]` : address.address;
+  const url = `http://${host}:${address.port}`;
+  logger.info({ url, regions, dataFile: opts.dataFile, buckets: store.count() }, 'provider listening');
+
+  let closing: Promise<void> | undefined;
+  return {
+    url,
+    port: address.port,
+    faults,
+    store,
+    stats: () => stats.snapshot(),
+    resetStats: () => stats.reset(),
+    close: () => {
+      closing ??= (async () => {
+        const closed = new Promise<void>((resolve) => server.close(() => resolve()));
+        server.closeIdleConnections();
+        const cut = setTimeout(() => server.closeAllConnections(), shutdownGraceMs);
+        cut.unref();
+        await closed;
+        clearTimeout(cut);
+        await dataFile?.flush();
+        logger.info('provider stopped');
+      })();
+      return closing;
+    },
+  };
+}

@@ -1,0 +1,308 @@
+// The provider's state: buckets and consumed idempotency keys, with the API's rules.
+//
+// Phases are computed from timestamps instead of timers: a bucket records when its
+// transition ends (`transitionEndsAt`) and reads settle it. So nothing leaks timers, a fake
+// clock makes tests exact, and a bucket loaded from disk after a restart is in exactly the
+// phase it would have had. The store throws HttpError because its rules are the API's
+// rules; the HTTP API is its only client.
+import { randomBytes } from 'node:crypto';
+import { HttpError } from './http.js';
+import { encodeContinue, sortedTags } from './validation.js';
+import {
+  ErrorCode,
+  type AdminBucketPatch,
+  type Bucket,
+  type BucketList,
+  type BucketPhase,
+  type CreateBucketRequest,
+  type ListBucketsQuery,
+  type StoreView,
+  type UpdateBucketRequest,
+} from './types.js';
+
+/** A bucket as stored: epoch-millisecond times and the end of its current transition. */
+export interface BucketRecord {
+  id: string;
+  region: string;
+  sizeGB: number;
+  encrypted: boolean;
+  tags: Record<string, string>;
+  phase: BucketPhase;
+  idempotencyKey?: string;
+  createdAt: number;
+  updatedAt: number;
+  /** When a Provisioning or Resizing bucket becomes Active; absent when no transition runs. */
+  transitionEndsAt?: number;
+}
+
+/** A consumed idempotency key. It outlives its bucket so a replay after delete is a 410. */
+export interface IdempotencyRecord {
+  key: string;
+  bucketId: string;
+  /** Canonical JSON of the create request, to tell a replay from a reuse. */
+  fingerprint: string;
+}
+
+/** Everything the store holds, in a JSON-safe form. */
+export interface StoreSnapshot {
+  version: 1;
+  buckets: BucketRecord[];
+  idempotencyKeys: IdempotencyRecord[];
+}
+
+/** Result of {@link BucketStore.create}. */
+export interface CreateResult {
+  /** `replayed` when the idempotency key already produced this bucket. */
+  outcome: 'created' | 'replayed';
+  bucket: Bucket;
+}
+
+/** Settings of a {@link BucketStore}. */
+export interface StoreOptions {
+  activationDelayMs: number;
+  resizeDelayMs: number;
+  now: () => number;
+  /** Called after every mutation, e.g. to schedule a save. */
+  onChange?: () => void;
+}
+
+function fingerprint(req: CreateBucketRequest): string {
+  return JSON.stringify({ region: req.region, sizeGB: req.sizeGB, encrypted: req.encrypted, tags: sortedTags(req.tags) });
+}
+
+/** The 404 for an absent bucket. */
+export function bucketNotFound(id: string): HttpError {
+  return new HttpError(404, ErrorCode.NotFound, `bucket ${id} not found`);
+}
+
+function sameTags(a: Record<string, string>, b: Record<string, string>): boolean {
+  return JSON.stringify(sortedTags(a)) === JSON.stringify(sortedTags(b));
+}
+
+/** Buckets and idempotency keys in memory, with the rules of the bucket API. */
+export class BucketStore implements StoreView {
+  private readonly buckets = new Map<string, BucketRecord>();
+  private readonly keys = new Map<string, IdempotencyRecord>();
+  /** Ids in order, rebuilt lazily after creates and deletes. */
+  private sortedIds: string[] | undefined;
+
+  /** @param options delays, clock and change hook. */
+  constructor(private readonly options: StoreOptions) {}
+
+  /**
+   * Creates a bucket, or replays the one an idempotency key already created.
+   * Runs synchronously from lookup to insert, so concurrent requests with one key cannot
+   * both create.
+   */
+  create(req: CreateBucketRequest, idempotencyKey?: string): CreateResult {
+    const print = fingerprint(req);
+    if (idempotencyKey !== undefined) {
+      const seen = this.keys.get(idempotencyKey);
+      if (seen !== undefined) {
+        if (seen.fingerprint !== print) {
+          throw new HttpError(409, ErrorCode.IdempotencyKeyReused, 'Idempotency-Key was already used with a different request body');
+        }
+        const existing = this.buckets.get(seen.bucketId);
+        if (existing === undefined) {
+          throw new HttpError(410, ErrorCode.BucketDeleted, `bucket ${seen.bucketId} created with this Idempotency-Key was deleted; use a new key`);
+        }
+        return { outcome: 'replayed', bucket: this.view(existing) };
+      }
+    }
+    const now = this.options.now();
+    const record: BucketRecord = {
+      id: this.newId(),
+      region: req.region,
+      sizeGB: req.sizeGB,
+      encrypted: req.encrypted,
+      tags: sortedTags(req.tags),
+      phase: 'Provisioning',
+      createdAt: now,
+      updatedAt: now,
+      transitionEndsAt: now + this.options.activationDelayMs,
+    };
+    if (idempotencyKey !== undefined) {
+      record.idempotencyKey = idempotencyKey;
+      this.keys.set(idempotencyKey, { key: idempotencyKey, bucketId: record.id, fingerprint: print });
+    }
+    this.buckets.set(record.id, record);
+    this.sortedIds = undefined;
+    this.changed();
+    return { outcome: 'created', bucket: this.view(record) };
+  }
+
+  /** The bucket, or undefined when absent. */
+  get(id: string): Bucket | undefined {
+    const record = this.buckets.get(id);
+    return record === undefined ? undefined : this.view(record);
+  }
+
+  /** Number of buckets. */
+  count(): number {
+    return this.buckets.size;
+  }
+
+  /** Every bucket, ordered by id. */
+  list(): Bucket[] {
+    return this.ids().map((id) => this.view(this.mustRecord(id)));
+  }
+
+  /** One page of buckets matching the query, ordered by id. */
+  query(q: ListBucketsQuery): BucketList {
+    let candidates: string[];
+    if (q.idempotencyKey !== undefined) {
+      const seen = this.keys.get(q.idempotencyKey);
+      candidates = seen !== undefined && this.buckets.has(seen.bucketId) ? [seen.bucketId] : [];
+    } else {
+      candidates = this.ids();
+    }
+    const items: Bucket[] = [];
+    let more = false;
+    for (const id of candidates) {
+      if (q.after !== undefined && id <= q.after) continue;
+      const record = this.mustRecord(id);
+      if (!q.tags.every(([k, v]) => Object.hasOwn(record.tags, k) && record.tags[k] === v)) continue;
+      if (items.length === q.limit) {
+        more = true;
+        break;
+      }
+      items.push(this.view(record));
+    }
+    const last = items.at(-1);
+    return more && last !== undefined ? { items, continue: encodeContinue(last.id) } : { items };
+  }
+
+  /** Applies a client update: size may only grow, and not while Provisioning. */
+  update(id: string, req: UpdateBucketRequest): Bucket {
+    const record = this.buckets.get(id);
+    if (record === undefined) throw bucketNotFound(id);
+    this.settle(record);
+    if (record.phase === 'Provisioning') {
+      throw new HttpError(409, ErrorCode.NotReady, `bucket ${id} is still Provisioning`);
+    }
+    if (req.sizeGB !== undefined && req.sizeGB < record.sizeGB) {
+      throw new HttpError(422, ErrorCode.ValidationFailed, `sizeGB: may only grow (current ${record.sizeGB})`);
+    }
+    const now = this.options.now();
+    let changed = false;
+    if (req.sizeGB !== undefined && req.sizeGB !== record.sizeGB) {
+      record.sizeGB = req.sizeGB;
+      record.phase = 'Resizing';
+      record.transitionEndsAt = now + this.options.resizeDelayMs;
+      changed = true;
+    }
+    if (req.encrypted !== undefined && req.encrypted !== record.encrypted) {
+      record.encrypted = req.encrypted;
+      changed = true;
+    }
+    if (req.tags !== undefined && !sameTags(req.tags, record.tags)) {
+      record.tags = sortedTags(req.tags);
+      changed = true;
+    }
+    if (changed) {
+      record.updatedAt = now;
+      this.changed();
+    }
+    return this.view(record);
+  }
+
+  /** Removes a bucket; its idempotency key stays consumed. */
+  delete(id: string): void {
+    if (!this.buckets.delete(id)) throw bucketNotFound(id);
+    this.sortedIds = undefined;
+    this.changed();
+  }
+
+  /** Sets fields directly, bypassing every rule, to simulate drift. */
+  adminPatch(id: string, patch: AdminBucketPatch): Bucket | undefined {
+    const record = this.buckets.get(id);
+    if (record === undefined) return undefined;
+    this.settle(record);
+    if (patch.sizeGB !== undefined) record.sizeGB = patch.sizeGB;
+    if (patch.encrypted !== undefined) record.encrypted = patch.encrypted;
+    if (patch.tags !== undefined) record.tags = sortedTags(patch.tags);
+    if (patch.phase !== undefined) {
+      record.phase = patch.phase;
+      // An admin-set phase is sticky so a test can hold a bucket in any phase.
+      delete record.transitionEndsAt;
+    }
+    record.updatedAt = this.options.now();
+    this.changed();
+    return this.view(record);
+  }
+
+  /** Removes a bucket behind the client's back; false when absent. */
+  adminDelete(id: string): boolean {
+    if (!this.buckets.has(id)) return false;
+    this.delete(id);
+    return true;
+  }
+
+  /** A deep copy of the state, safe to serialise. */
+  snapshot(): StoreSnapshot {
+    return {
+      version: 1,
+      buckets: [...this.buckets.values()].map((r) => ({ ...r, tags: { ...r.tags } })),
+      idempotencyKeys: [...this.keys.values()].map((k) => ({ ...k })),
+    };
+  }
+
+  /** Replaces the state with a snapshot, e.g. one loaded from disk. Does not call onChange. */
+  restore(snapshot: StoreSnapshot): void {
+    this.buckets.clear();
+    this.keys.clear();
+    for (const r of snapshot.buckets) this.buckets.set(r.id, { ...r, tags: sortedTags(r.tags) });
+    for (const k of snapshot.idempotencyKeys) this.keys.set(k.key, { ...k });
+    this.sortedIds = undefined;
+  }
+
+  private ids(): string[] {
+    this.sortedIds ??= [...this.buckets.keys()].sort();
+    return this.sortedIds;
+  }
+
+  private mustRecord(id: string): BucketRecord {
+    const record = this.buckets.get(id);
+    if (record === undefined) throw new Error(`store index out of sync for ${id}`);
+    return record;
+  }
+
+  /**
+   * Ends a finished transition in place. Not reported as a change: the outcome follows
+   * from stored timestamps, so a saved copy without it settles the same way.
+   */
+  private settle(record: BucketRecord): void {
+    if (record.transitionEndsAt !== undefined && this.options.now() >= record.transitionEndsAt) {
+      record.phase = 'Active';
+      record.updatedAt = Math.max(record.updatedAt, record.transitionEndsAt);
+      delete record.transitionEndsAt;
+    }
+  }
+
+  private view(record: BucketRecord): Bucket {
+    this.settle(record);
+    return {
+      id: record.id,
+      region: record.region,
+      sizeGB: record.sizeGB,
+      encrypted: record.encrypted,
+      tags: { ...record.tags },
+      phase: record.phase,
+      endpoint: `https://${record.id}.${record.region}.storage.example`,
+      ...(record.idempotencyKey !== undefined ? { idempotencyKey: record.idempotencyKey } : {}),
+      createdAt: new Date(record.createdAt).toISOString(),
+      updatedAt: new Date(record.updatedAt).toISOString(),
+    };
+  }
+
+  private newId(): string {
+    for (;;) {
+      const id = `bucket-${randomBytes(6).toString('hex')}`;
+      if (!this.buckets.has(id)) return id;
+    }
+  }
+
+  private changed(): void {
+    this.options.onChange?.();
+  }
+}

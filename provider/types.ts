@@ -1,0 +1,230 @@
+// Shared vocabulary of the mock storage provider: the wire shapes of its HTTP API and the
+// options of its in-process handle. Nothing here knows about Kubernetes.
+import type { Logger } from 'pino';
+
+/** Lifecycle phase of a bucket as reported on the wire. */
+export type BucketPhase = 'Provisioning' | 'Active' | 'Resizing';
+
+/** All phases, in the order a new bucket goes through them. */
+export const BUCKET_PHASES: readonly BucketPhase[] = ['Provisioning', 'Active', 'Resizing'];
+
+/** A bucket exactly as the HTTP API returns it (times are ISO-8601 strings). */
+export interface Bucket {
+  id: string;
+  region: string;
+  sizeGB: number;
+  encrypted: boolean;
+  tags: Record<string, string>;
+  phase: BucketPhase;
+  /** Host name only (no path), so a Kubernetes ExternalName Service can point at it. */
+  endpoint: string;
+  idempotencyKey?: string;
+  createdAt: string;
+  updatedAt: string;
+}
+
+/** Body of `POST /buckets` after validation, with defaults applied. */
+export interface CreateBucketRequest {
+  region: string;
+  sizeGB: number;
+  encrypted: boolean;
+  tags: Record<string, string>;
+}
+
+/** Body of `PATCH /buckets/{id}` after validation; absent fields are left unchanged. */
+export interface UpdateBucketRequest {
+  sizeGB?: number;
+  encrypted?: boolean;
+  /** Replaces the whole tag map (not a merge). */
+  tags?: Record<string, string>;
+}
+
+/** Body of `PATCH /admin/buckets/{id}`: sets fields directly, bypassing every rule. */
+export interface AdminBucketPatch {
+  sizeGB?: number;
+  encrypted?: boolean;
+  /** A phase set here is sticky: it does not end by itself. */
+  phase?: BucketPhase;
+  tags?: Record<string, string>;
+}
+
+/** Query of `GET /buckets` after validation. */
+export interface ListBucketsQuery {
+  idempotencyKey?: string;
+  /** Every pair must match (AND). */
+  tags: Array<[string, string]>;
+  limit: number;
+  /** Id of the last bucket of the previous page. */
+  after?: string;
+}
+
+/** One page of `GET /buckets`. */
+export interface BucketList {
+  items: Bucket[];
+  /** Present only when more items follow; pass it back as `continue`. */
+  continue?: string;
+}
+
+/** Stable machine-readable error codes of the JSON error body `{ code, message }`. */
+export const ErrorCode = {
+  NotFound: 'NotFound',
+  MethodNotAllowed: 'MethodNotAllowed',
+  Unauthorized: 'Unauthorized',
+  Forbidden: 'Forbidden',
+  ValidationFailed: 'ValidationFailed',
+  MalformedJSON: 'MalformedJSON',
+  UnsupportedMediaType: 'UnsupportedMediaType',
+  PayloadTooLarge: 'PayloadTooLarge',
+  IdempotencyKeyReused: 'IdempotencyKeyReused',
+  BucketDeleted: 'BucketDeleted',
+  NotReady: 'NotReady',
+  Throttled: 'Throttled',
+  ServiceUnavailable: 'ServiceUnavailable',
+  InternalError: 'InternalError',
+  BadRequest: 'BadRequest',
+} as const;
+
+/** One of the values of {@link ErrorCode}. */
+export type ErrorCode = (typeof ErrorCode)[keyof typeof ErrorCode];
+
+/** JSON body of every error response. */
+export interface ErrorBody {
+  code: ErrorCode;
+  message: string;
+}
+
+/** Statuses a `failNext` fault may answer with. */
+export type FaultStatus = 429 | 500 | 502 | 503 | 504;
+
+/** Statuses the `errorRate` fault may answer with. */
+export type FaultErrorStatus = 500 | 502 | 503 | 504;
+
+/**
+ * Complete fault configuration. Faults apply only to authenticated `/buckets` requests, in
+ * this order: `latencyMs`, `outage`, `failNext`, `throttleRate`, `errorRate`, and after a
+ * successful create, `dropAfterCommitOnCreate`.
+ */
+export interface FaultConfig {
+  /** Delay added before every `/buckets` request is handled. */
+  latencyMs: number;
+  /** Fraction (0..1) of requests answered with `errorStatus`. */
+  errorRate: number;
+  errorStatus: FaultErrorStatus;
+  /** Fraction (0..1) of requests answered 429 with `Retry-After`. */
+  throttleRate: number;
+  /** Value of the `Retry-After` header on 429 answers. */
+  retryAfterSeconds: number;
+  /**
+   * After a new bucket is committed by `POST /buckets`, destroy the socket instead of
+   * answering. A number is a fraction (0..1, so 1 means always); `{ count }` drops exactly
+   * that many creates, then stops. Replays of an existing key are never dropped.
+   */
+  dropAfterCommitOnCreate: number | { count: number };
+  /** Every `/buckets` request answers 503. */
+  outage: boolean;
+  /** Answer exactly the next `count` requests with `status`; counts down to zero. */
+  failNext: { status: FaultStatus; count: number } | null;
+  /** Seed of the generator behind every rate; the same seed gives the same sequence. */
+  seed: number;
+}
+
+/** Any subset of a {@link FaultConfig}; missing fields take their defaults. */
+export type FaultSettings = Partial<FaultConfig>;
+
+/** Run-time fault switch, shared by the handle and `PUT /admin/faults`. */
+export interface FaultSwitch {
+  /** The configuration in force, with counts showing what is left. */
+  get(): FaultConfig;
+  /**
+   * Replaces the whole configuration (fields not given return to their defaults) and
+   * reseeds the generator. Throws on invalid settings.
+   */
+  set(settings: FaultSettings): FaultConfig;
+  /** Turns every fault off. */
+  clear(): void;
+}
+
+/** Read and drift-injection access to the provider's buckets from the same process. */
+export interface StoreView {
+  /** Every bucket, ordered by id. */
+  list(): Bucket[];
+  get(id: string): Bucket | undefined;
+  count(): number;
+  /** Same effect as `PATCH /admin/buckets/{id}`; undefined when absent. */
+  adminPatch(id: string, patch: AdminBucketPatch): Bucket | undefined;
+  /** Same effect as `DELETE /admin/buckets/{id}`; false when absent. */
+  adminDelete(id: string): boolean;
+}
+
+/** Request counters keyed `"<METHOD> <route template> <status>"`, e.g. `"GET /buckets/{id} 200"`. */
+export interface ProviderStats {
+  total: number;
+  /** A dropped connection counts under the status `dropped`. */
+  requests: Record<string, number>;
+}
+
+/** Options of {@link ProviderHandle}'s factory, `startProvider`. */
+export interface ProviderOptions {
+  /** @default 0 (an ephemeral port) */
+  port?: number;
+  /** @default '127.0.0.1' */
+  host?: string;
+  /** Accepted bearer keys for `/buckets`; at least one is required. */
+  apiKeys: readonly string[];
+  /** Enables `/admin/*` when set; those routes answer 404 otherwise. */
+  adminToken?: string;
+  /** @default ['us-east-1', 'us-west-2', 'eu-west-1', 'eu-central-1', 'ap-southeast-1'] */
+  regions?: readonly string[];
+  /** Time a new bucket stays Provisioning. @default 5000 */
+  activationDelayMs?: number;
+  /** Time a resized bucket stays Resizing. @default activationDelayMs */
+  resizeDelayMs?: number;
+  /** Persist buckets and idempotency keys to this JSON file. @default in memory only */
+  dataFile?: string;
+  /** Debounce of data file writes. @default 50 */
+  persistDebounceMs?: number;
+  /** Access and error logs. @default a silent logger */
+  logger?: Logger;
+  /** @default 65536 */
+  maxBodyBytes?: number;
+  /** Faults in force at start. */
+  faults?: FaultSettings;
+  /** Clock in epoch milliseconds; tests may pass a fake. @default Date.now */
+  now?: () => number;
+  /** Longest wait for in-flight requests on close before sockets are cut. @default 2000 */
+  shutdownGraceMs?: number;
+}
+
+/** A running provider. */
+export interface ProviderHandle {
+  /** Base URL, e.g. `http://127.0.0.1:41234`. */
+  url: string;
+  port: number;
+  faults: FaultSwitch;
+  store: StoreView;
+  stats(): ProviderStats;
+  /** Zeroes the request counters. */
+  resetStats(): void;
+  /** Stops accepting, waits for in-flight requests, then flushes the data file. */
+  close(): Promise<void>;
+}
+
+/** Regions accepted when none are configured. */
+export const DEFAULT_REGIONS: readonly string[] = [
+  'us-east-1',
+  'us-west-2',
+  'eu-west-1',
+  'eu-central-1',
+  'ap-southeast-1',
+];
+
+/** Smallest and largest accepted `sizeGB`. */
+export const SIZE_GB_MIN = 1;
+/** @see SIZE_GB_MIN */
+export const SIZE_GB_MAX = 10000;
+/** Longest accepted `Idempotency-Key` header. */
+export const IDEMPOTENCY_KEY_MAX = 255;
+/** Default and largest `limit` of `GET /buckets`. */
+export const LIST_LIMIT_DEFAULT = 100;
+/** @see LIST_LIMIT_DEFAULT */
+export const LIST_LIMIT_MAX = 1000;
