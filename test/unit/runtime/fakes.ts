@@ -1,0 +1,123 @@
+/**
+ * In-memory stand-ins for the informer seam of operator/runtime/types.ts: plain objects
+ * that store what they are given and call the handlers, with no API server behind them.
+ */
+import type { Logger } from 'pino';
+import { createLogger } from '../../../operator/runtime/logging';
+import {
+  keyOf,
+  keyString,
+  type Cache,
+  type Informer,
+  type InformerEventHandler,
+  type InformerOptions,
+  type InformerSource,
+  type KubeObject,
+  type ObjectKey,
+  type ResourceKind,
+} from '../../../operator/runtime/types';
+
+/** A fake informer whose cache and events are driven by the test. */
+export class FakeInformer<T extends KubeObject> implements Informer<T> {
+  readonly handlers: InformerEventHandler<T>[] = [];
+  readonly objects = new Map<string, T>();
+  started = false;
+  readonly cache: Cache<T>;
+
+  constructor(readonly kind: ResourceKind) {
+    const objects = this.objects;
+    this.cache = {
+      get: (key: ObjectKey) => objects.get(keyString(key)),
+      list: (namespace?: string) => [...objects.values()].filter((o) => !namespace || o.metadata?.namespace === namespace),
+      byIndex: () => [],
+      addIndex: () => undefined,
+    };
+  }
+
+  addEventHandler(handler: InformerEventHandler<T>): void {
+    this.handlers.push(handler);
+  }
+  start(): void {
+    this.started = true;
+  }
+  async stop(): Promise<void> {
+    this.started = false;
+  }
+  hasSynced(): boolean {
+    return true;
+  }
+  async waitForSync(): Promise<void> {}
+  isWatching(): boolean {
+    return this.started;
+  }
+
+  /** Stores `obj` and fires add or update. */
+  upsert(obj: T): void {
+    const key = keyString(keyOf(obj));
+    const old = this.objects.get(key);
+    this.objects.set(key, obj);
+    for (const h of this.handlers) {
+      if (old) h.onUpdate?.(old, obj);
+      else h.onAdd?.(obj);
+    }
+  }
+
+  /** Removes `obj` and fires delete. */
+  remove(obj: T): void {
+    this.objects.delete(keyString(keyOf(obj)));
+    for (const h of this.handlers) h.onDelete?.(obj);
+  }
+}
+
+/** Hands out one FakeInformer per kind. */
+export class FakeInformerSource implements InformerSource {
+  readonly byKind = new Map<string, FakeInformer<KubeObject>>();
+  readonly requests: Array<{ kind: string; opts?: InformerOptions }> = [];
+
+  informerFor<T extends KubeObject>(kind: ResourceKind, opts?: InformerOptions): Informer<T> {
+    this.requests.push({ kind: kind.kind, ...(opts ? { opts } : {}) });
+    return this.informer(kind) as unknown as Informer<T>;
+  }
+
+  informer(kind: ResourceKind): FakeInformer<KubeObject> {
+    let inf = this.byKind.get(kind.kind);
+    if (!inf) {
+      inf = new FakeInformer<KubeObject>(kind);
+      this.byKind.set(kind.kind, inf);
+    }
+    return inf;
+  }
+}
+
+/** A JSON logger whose parsed lines land in `lines`. */
+export function captureLogger(): { logger: Logger; lines: Array<Record<string, unknown>> } {
+  const lines: Array<Record<string, unknown>> = [];
+  // A plain write() sink keeps capture synchronous, so assertions never race the logger.
+  const sink = {
+    write(msg: string): void {
+      for (const line of msg.split('\n')) {
+        if (line.trim()) lines.push(JSON.parse(line) as Record<string, unknown>);
+      }
+    },
+  };
+  return { logger: createLogger({ level: 'debug' }, sink), lines };
+}
+
+/** Polls `cond` on the event loop until it holds or `ms` of real time pass. */
+export async function eventually(cond: () => boolean, ms = 2000, what = 'condition'): Promise<void> {
+  const deadline = Date.now() + ms;
+  while (!cond()) {
+    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
+    await new Promise((r) => setImmediate(r));
+  }
+}
+
+/** Lets pending promise callbacks and immediates run. */
+export async function settle(rounds = 5): Promise<void> {
+  for (let i = 0; i < rounds; i++) await new Promise((r) => setImmediate(r));
+}
+
+/** A namespaced ResourceKind for tests. */
+export function testKind(kind: string, group = 'example.com', version = 'v1'): ResourceKind {
+  return { group, version, kind, plural: `${kind.toLowerCase()}s`, namespaced: true };
+}
