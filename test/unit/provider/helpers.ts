@@ -1,0 +1,103 @@
+// Small HTTP client and fixtures for the provider tests. Uses node:http directly so tests
+// can send exactly the bytes and headers they mean (wrong content types, no auth, ...).
+import { request as httpRequest, type IncomingHttpHeaders } from 'node:http';
+import { Writable } from 'node:stream';
+import { pino, type Logger } from 'pino';
+import { startProvider, type ProviderHandle, type ProviderOptions } from '../../../provider/index.js';
+
+/** Key accepted by {@link start}'s providers. */
+export const API_KEY = 'test-api-key-0123456789';
+/** Admin token of {@link start}'s providers. */
+export const ADMIN_TOKEN = 'test-admin-token-9876543210';
+
+/** A parsed response. */
+export interface Response {
+  status: number;
+  headers: IncomingHttpHeaders;
+  /** Parsed JSON when the body was JSON, else the raw text. */
+  body: unknown;
+  text: string;
+}
+
+/** Options of {@link call}. */
+export interface CallOptions {
+  method?: string;
+  headers?: Record<string, string>;
+  /** Objects are sent as JSON with Content-Type application/json; strings and buffers as is. */
+  body?: unknown;
+  /** Default: `Bearer API_KEY`; pass null to send no Authorization header. */
+  auth?: string | null;
+}
+
+/** Sends one request and reads the whole response. Rejects on socket errors. */
+export function call(baseUrl: string, path: string, opts: CallOptions = {}): Promise<Response> {
+  const headers: Record<string, string> = { ...opts.headers };
+  const auth = opts.auth === undefined ? `Bearer ${API_KEY}` : opts.auth;
+  if (auth !== null) headers.authorization = auth;
+  let payload: Buffer | undefined;
+  if (Buffer.isBuffer(opts.body)) payload = opts.body;
+  else if (typeof opts.body === 'string') payload = Buffer.from(opts.body);
+  else if (opts.body !== undefined) {
+    payload = Buffer.from(JSON.stringify(opts.body));
+    headers['content-type'] ??= 'application/json';
+  }
+  if (payload !== undefined) headers['content-length'] = String(payload.length);
+  return new Promise((resolve, reject) => {
+    const req = httpRequest(`${baseUrl}${path}`, { method: opts.method ?? 'GET', headers }, (res) => {
+      const chunks: Buffer[] = [];
+      res.on('data', (c: Buffer) => chunks.push(c));
+      res.on('error', reject);
+      res.on('end', () => {
+        const text = Buffer.concat(chunks).toString('utf8');
+        let body: unknown = text;
+        if ((res.headers['content-type'] ?? '').startsWith('application/json')) body = JSON.parse(text) as unknown;
+        resolve({ status: res.statusCode ?? 0, headers: res.headers, body, text });
+      });
+    });
+    req.on('error', reject);
+    req.end(payload);
+  });
+}
+
+/** A valid create body. */
+export function createBody(overrides: Record<string, unknown> = {}): Record<string, unknown> {
+  return { region: 'us-east-1', sizeGB: 10, ...overrides };
+}
+
+/** POST /buckets with an idempotency key. */
+export function create(baseUrl: string, key: string, body: unknown = createBody()): Promise<Response> {
+  return call(baseUrl, '/buckets', { method: 'POST', body, headers: { 'idempotency-key': key } });
+}
+
+/** Starts a provider with test credentials and short delays. */
+export function start(opts: Partial<ProviderOptions> = {}): Promise<ProviderHandle> {
+  return startProvider({
+    apiKeys: [API_KEY],
+    adminToken: ADMIN_TOKEN,
+    activationDelayMs: 50,
+    ...opts,
+  });
+}
+
+/** A logger writing JSON lines into memory. */
+export function captureLogger(): { logger: Logger; lines: () => string[] } {
+  const chunks: string[] = [];
+  const sink = new Writable({
+    write(chunk: Buffer, _enc, cb) {
+      chunks.push(chunk.toString('utf8'));
+      cb();
+    },
+  });
+  return { logger: pino({ level: 'debug' }, sink), lines: () => chunks.join('').split('\n').filter((l) => l !== '') };
+}
+
+/** Polls `check` until it returns a value other than undefined or the deadline passes. */
+export async function eventually<T>(check: () => Promise<T | undefined> | T | undefined, deadlineMs = 3000): Promise<T> {
+  const end = Date.now() + deadlineMs;
+  for (;;) {
+    const value = await check();
+    if (value !== undefined) return value;
+    if (Date.now() > end) throw new Error(`condition not met within ${deadlineMs} ms`);
+    await new Promise((r) => setTimeout(r, 10));
+  }
+}
