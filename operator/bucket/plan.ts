@@ -1,0 +1,76 @@
+/**
+ * The pure heart of the bucket controller: given the object and what the provider reports,
+ * decide the ONE next step. No I/O, no clock, no randomness, so every branch is table-tested.
+ */
+import type { StorageBucket } from '../api/v1';
+import { ADOPT_ANNOTATION, BUCKET_FINALIZER } from '../api/v1';
+import type { ProviderBucket, UpdateBucketRequest } from '../provider-client';
+
+/** What the provider said about the bucket this object refers to. */
+export type Observation =
+  | { readonly exists: false }
+  | { readonly exists: true; readonly bucket: ProviderBucket };
+
+/** The next step; exactly one is executed per reconcile. */
+export type Step =
+  | { readonly type: 'addFinalizer' }
+  /** Persist a new idempotency key before any create; `recreate` when a known bucket vanished. */
+  | { readonly type: 'recordKey'; readonly recreate: boolean }
+  | { readonly type: 'create'; readonly idempotencyKey: string }
+  | { readonly type: 'update'; readonly id: string; readonly patch: UpdateBucketRequest }
+  | { readonly type: 'delete'; readonly id: string }
+  | { readonly type: 'removeFinalizer'; readonly orphaned: boolean }
+  /** Nothing to do now; `waiting` says whether the provider is still transitioning. */
+  | { readonly type: 'none'; readonly waiting: 'Provisioning' | 'Resizing' | false }
+  /** The object cannot make progress until a user changes it. */
+  | { readonly type: 'blocked'; readonly reason: 'AdoptTargetNotFound'; readonly message: string };
+
+/** Decides the next step for `bucket` given `obs`. */
+export function plan(bucket: StorageBucket, obs: Observation): Step {
+  const finalizers = bucket.metadata.finalizers ?? [];
+  const hasFinalizer = finalizers.includes(BUCKET_FINALIZER);
+
+  if (bucket.metadata.deletionTimestamp) {
+    if (!hasFinalizer) return { type: 'none', waiting: false };
+    if ((bucket.spec.deletionPolicy ?? 'Delete') === 'Orphan') return { type: 'removeFinalizer', orphaned: true };
+    if (obs.exists) return { type: 'delete', id: obs.bucket.id };
+    return { type: 'removeFinalizer', orphaned: false };
+  }
+
+  // The finalizer goes on before anything exists outside the cluster, so nothing can leak.
+  if (!hasFinalizer) return { type: 'addFinalizer' };
+
+  if (!obs.exists) {
+    const adoptId = bucket.metadata.annotations?.[ADOPT_ANNOTATION];
+    const status = bucket.status ?? {};
+    if (adoptId && !status.id) {
+      return { type: 'blocked', reason: 'AdoptTargetNotFound', message: `provider bucket ${adoptId} named by ${ADOPT_ANNOTATION} does not exist` };
+    }
+    if (status.id) return { type: 'recordKey', recreate: true };
+    if (!status.idempotencyKey) return { type: 'recordKey', recreate: false };
+    return { type: 'create', idempotencyKey: status.idempotencyKey };
+  }
+
+  const external = obs.bucket;
+  if (external.phase === 'Provisioning' || external.phase === 'Resizing') {
+    return { type: 'none', waiting: external.phase };
+  }
+  const patch = diff(bucket, external);
+  if (patch) return { type: 'update', id: external.id, patch };
+  return { type: 'none', waiting: false };
+}
+
+/** The fields the provider must change to match the spec, or undefined when it matches. */
+export function diff(bucket: StorageBucket, external: ProviderBucket): UpdateBucketRequest | undefined {
+  const patch: { sizeGB?: number; encrypted?: boolean } = {};
+  // Sizes only grow: a provider bucket larger than the spec is left alone, never shrunk.
+  if (external.sizeGB < bucket.spec.sizeGB) patch.sizeGB = bucket.spec.sizeGB;
+  const encrypted = bucket.spec.encrypted ?? false;
+  if (external.encrypted !== encrypted) patch.encrypted = encrypted;
+  return Object.keys(patch).length > 0 ? patch : undefined;
+}
+
+/** Compile-time proof that a switch over steps handles every type. */
+export function assertNever(x: never): never {
+  throw new Error(`unhandled step ${JSON.stringify(x)}`);
+}

@@ -1,0 +1,57 @@
+/**
+ * Condition types and reasons, and Event reasons, of the bucket controllers. CamelCase
+ * constants in one place so conditions, events and tests never drift apart.
+ */
+
+/** Condition types. */
+export const ConditionType = {
+  /** The bucket exists at the provider, is Active and matches the spec. */
+  Ready: 'Ready',
+  /** The last reconcile succeeded. */
+  Synced: 'Synced',
+} as const;
+
+/** Reasons used in conditions. */
+export const Reason = {
+  Available: 'Available',
+  Creating: 'Creating',
+  Provisioning: 'Provisioning',
+  Resizing: 'Resizing',
+  Updating: 'Updating',
+  Deleting: 'Deleting',
+  ProviderConfigNotFound: 'ProviderConfigNotFound',
+  SecretNotFound: 'SecretNotFound',
+  CredentialsRejected: 'CredentialsRejected',
+  InvalidSpec: 'InvalidSpec',
+  ProviderUnavailable: 'ProviderUnavailable',
+  Throttled: 'Throttled',
+  AdoptTargetNotFound: 'AdoptTargetNotFound',
+  ReconcileSuccess: 'ReconcileSuccess',
+  ReconcileError: 'ReconcileError',
+  ReconcilePaused: 'ReconcilePaused',
+  Unknown: 'Unknown',
+} as const;
+
+/** A condition reason. */
+export type Reason = (typeof Reason)[keyof typeof Reason];
+
+/** Reasons used in Events. */
+export const EventReason = {
+  FinalizerAdded: 'FinalizerAdded',
+  CreatingBucket: 'CreatingBucket',
+  CreatedBucket: 'CreatedBucket',
+  AdoptedBucket: 'AdoptedBucket',
+  BucketReady: 'BucketReady',
+  ResizingBucket: 'ResizingBucket',
+  CorrectedDrift: 'CorrectedDrift',
+  BucketMissing: 'BucketMissing',
+  DeletedBucket: 'DeletedBucket',
+  OrphanedBucket: 'OrphanedBucket',
+  FinalizerRemoved: 'FinalizerRemoved',
+  InvalidSpec: 'InvalidSpec',
+  ProviderConfigNotFound: 'ProviderConfigNotFound',
+  CredentialsRejected: 'CredentialsRejected',
+} as const;
+
+/** An Event reason. */
+export type EventReason = (typeof EventReason)[keyof typeof EventReason];

@@ -1,0 +1,74 @@
+/**
+ * Computes a StorageBucket's next status from what one reconcile learned. Pure: the same
+ * facts give the same status, and lastTransitionTime only moves when a condition's status
+ * does, so an unchanged world produces an identical status and no write.
+ */
+import type { BucketPhase, StorageBucket, StorageBucketStatus } from '../api/v1';
+import { conditionsEqual, setCondition, type Condition, type ConditionStatus } from '../runtime/conditions';
+import { ConditionType, type Reason } from './reasons';
+import type { Observation } from './plan';
+
+/** One condition's desired value. */
+export interface ConditionFacts {
+  readonly status: ConditionStatus;
+  readonly reason: Reason;
+  readonly message?: string;
+}
+
+/** What a reconcile learned, as input to {@link nextStatus}. */
+export interface StatusFacts {
+  /** Provider facts, when the provider was asked. */
+  readonly observation?: Observation;
+  readonly phase: BucketPhase;
+  readonly ready: ConditionFacts;
+  readonly synced: ConditionFacts;
+  /** Overrides of the recorded create bookkeeping; `null` clears a field. */
+  readonly idempotencyKey?: string | null;
+  readonly id?: string | null;
+}
+
+/** Returns the status the object should have after this reconcile. */
+export function nextStatus(bucket: StorageBucket, facts: StatusFacts, now: Date): StorageBucketStatus {
+  const prev = bucket.status ?? {};
+  const generation = bucket.metadata.generation;
+  const external = facts.observation?.exists ? facts.observation.bucket : undefined;
+  let conditions = prev.conditions as Condition[] | undefined;
+  conditions = setCondition(conditions, { type: ConditionType.Ready, ...facts.ready, observedGeneration: generation }, now);
+  conditions = setCondition(conditions, { type: ConditionType.Synced, ...facts.synced, observedGeneration: generation }, now);
+
+  const out: StorageBucketStatus = { phase: facts.phase, conditions };
+  if (generation !== undefined) out.observedGeneration = generation;
+  const key = facts.idempotencyKey === undefined ? prev.idempotencyKey : facts.idempotencyKey ?? undefined;
+  if (key) out.idempotencyKey = key;
+  const id = external?.id ?? (facts.id === undefined ? prev.id : facts.id ?? undefined);
+  if (id) out.id = id;
+  const cleared = facts.id === null;
+  const endpoint = external?.endpoint ?? (cleared ? undefined : prev.endpoint);
+  if (endpoint) out.endpoint = endpoint;
+  const size = external?.sizeGB ?? (cleared ? undefined : prev.sizeGB);
+  if (size !== undefined) out.sizeGB = size;
+  return out;
+}
+
+/** True when two statuses carry the same information (condition order and time format aside). */
+export function statusEqual(a: StorageBucketStatus | undefined, b: StorageBucketStatus | undefined): boolean {
+  const x = a ?? {};
+  const y = b ?? {};
+  const scalar = ['id', 'phase', 'observedGeneration', 'idempotencyKey', 'endpoint', 'sizeGB'] as const;
+  return (
+    scalar.every((k) => x[k] === y[k]) &&
+    conditionsEqual(x.conditions as Condition[] | undefined, y.conditions as Condition[] | undefined)
+  );
+}
+
+/**
+ * The merge patch that turns `from` into `to`: fields that disappear are sent as null, since
+ * a JSON merge patch only removes what it names.
+ */
+export function statusMergePatch(from: StorageBucketStatus | undefined, to: StorageBucketStatus): Record<string, unknown> {
+  const patch: Record<string, unknown> = { ...to };
+  for (const k of Object.keys(from ?? {})) {
+    if (!(k in to)) patch[k] = null;
+  }
+  return patch;
+}

@@ -1,0 +1,187 @@
+/**
+ * HTTP client of the storage provider. One {@link ProviderClients} per process owns the
+ * keep-alive agents, one rate limiter per endpoint (shared by every bucket using it) and the
+ * call-duration histogram; `client(endpoint, apiKey)` is cheap and made per reconcile.
+ */
+import http from 'node:http';
+import https from 'node:https';
+import { Histogram, type Registry } from 'prom-client';
+import { ProviderError } from './errors';
+import { TokenBucket } from './rate-limiter';
+import type { CreateBucketRequest, ProviderBucket, UpdateBucketRequest } from './types';
+
+/** Options of {@link ProviderClients}. */
+export interface ProviderClientsOptions {
+  /** Registry the call histogram is registered on. */
+  readonly registry?: Registry;
+  /** Per-request timeout, ms. @default 10000 */
+  readonly timeoutMs?: number;
+  /** Calls per second per endpoint. @default 20 */
+  readonly qps?: number;
+  /** Burst per endpoint. @default 40 */
+  readonly burst?: number;
+}
+
+/** Provider operations, named as in the metric label `operation`. */
+export type ProviderOperation = 'get' | 'list' | 'create' | 'update' | 'delete';
+
+/** Provider calls the operator makes; every one is idempotent. */
+export interface ProviderClient {
+  getBucket(id: string, signal?: AbortSignal): Promise<ProviderBucket | undefined>;
+  findByIdempotencyKey(key: string, signal?: AbortSignal): Promise<ProviderBucket | undefined>;
+  createBucket(req: CreateBucketRequest, idempotencyKey: string, signal?: AbortSignal): Promise<ProviderBucket>;
+  updateBucket(id: string, req: UpdateBucketRequest, signal?: AbortSignal): Promise<ProviderBucket>;
+  /** Deletes; resolves `false` when the bucket was already gone. */
+  deleteBucket(id: string, signal?: AbortSignal): Promise<boolean>;
+}
+
+/** Factory and shared state of provider clients. */
+export class ProviderClients {
+  private readonly limiters = new Map<string, TokenBucket>();
+  private readonly httpAgent = new http.Agent({ keepAlive: true, maxSockets: 32 });
+  private readonly httpsAgent = new https.Agent({ keepAlive: true, maxSockets: 32 });
+  private readonly duration: Histogram<'operation' | 'code'>;
+  private readonly timeoutMs: number;
+
+  constructor(private readonly opts: ProviderClientsOptions = {}) {
+    this.timeoutMs = opts.timeoutMs ?? 10_000;
+    this.duration = new Histogram({
+      name: 'bucketoperator_provider_call_duration_seconds',
+      help: 'Duration of storage provider API calls by operation and HTTP status code (0: no response).',
+      labelNames: ['operation', 'code'],
+      buckets: [0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10],
+      registers: opts.registry ? [opts.registry] : [],
+    });
+  }
+
+  /** A client for `endpoint` authenticating with `apiKey`. */
+  client(endpoint: string, apiKey: string): ProviderClient {
+    const base = new URL(endpoint.endsWith('/') ? endpoint : `${endpoint}/`);
+    const call = <T>(op: ProviderOperation, method: string, path: string, body?: unknown, headers?: Record<string, string>, signal?: AbortSignal) =>
+      this.call<T>(base, apiKey, op, method, path, body, headers, signal);
+    return {
+      getBucket: async (id, signal) => {
+        try {
+          return await call<ProviderBucket>('get', 'GET', `buckets/${encodeURIComponent(id)}`, undefined, undefined, signal);
+        } catch (err) {
+          if (err instanceof ProviderError && err.isNotFound) return undefined;
+          throw err;
+        }
+      },
+      findByIdempotencyKey: async (key, signal) => {
+        const res = await call<{ items: ProviderBucket[] }>('list', 'GET', `buckets?idempotencyKey=${encodeURIComponent(key)}`, undefined, undefined, signal);
+        return res.items[0];
+      },
+      createBucket: (req, key, signal) => call<ProviderBucket>('create', 'POST', 'buckets', req, { 'Idempotency-Key': key }, signal),
+      updateBucket: (id, req, signal) => call<ProviderBucket>('update', 'PATCH', `buckets/${encodeURIComponent(id)}`, req, undefined, signal),
+      deleteBucket: async (id, signal) => {
+        try {
+          await call<unknown>('delete', 'DELETE', `buckets/${encodeURIComponent(id)}`, undefined, undefined, signal);
+          return true;
+        } catch (err) {
+          if (err instanceof ProviderError && err.isNotFound) return false;
+          throw err;
+        }
+      },
+    };
+  }
+
+  /** Closes idle keep-alive sockets. */
+  close(): void {
+    this.httpAgent.destroy();
+    this.httpsAgent.destroy();
+  }
+
+  private limiter(base: URL): TokenBucket {
+    let l = this.limiters.get(base.origin);
+    if (!l) {
+      l = new TokenBucket({ qps: this.opts.qps ?? 20, burst: this.opts.burst ?? 40 });
+      this.limiters.set(base.origin, l);
+    }
+    return l;
+  }
+
+  private async call<T>(
+    base: URL,
+    apiKey: string,
+    op: ProviderOperation,
+    method: string,
+    path: string,
+    body: unknown,
+    headers: Record<string, string> | undefined,
+    signal: AbortSignal | undefined,
+  ): Promise<T> {
+    await this.limiter(base).take(signal);
+    const url = new URL(path, base);
+    const end = this.duration.startTimer({ operation: op });
+    let code = 0;
+    try {
+      const res = await this.send(url, method, apiKey, body, headers, signal);
+      code = res.status;
+      if (res.status >= 200 && res.status < 300) {
+        return (res.text ? JSON.parse(res.text) : undefined) as T;
+      }
+      throw toProviderError(op, res.status, res.text, res.retryAfter);
+    } catch (err) {
+      if (err instanceof ProviderError) throw err;
+      const transport = (err as NodeJS.ErrnoException).code ?? 'ETRANSPORT';
+      throw new ProviderError(`provider ${op} failed: ${transport}`, { status: 0, code: transport, cause: err });
+    } finally {
+      end({ code: String(code) });
+    }
+  }
+
+  private send(
+    url: URL,
+    method: string,
+    apiKey: string,
+    body: unknown,
+    extra: Record<string, string> | undefined,
+    signal: AbortSignal | undefined,
+  ): Promise<{ status: number; text: string; retryAfter: string | undefined }> {
+    const payload = body === undefined ? undefined : JSON.stringify(body);
+    const isHttps = url.protocol === 'https:';
+    const headers: Record<string, string> = {
+      accept: 'application/json',
+      authorization: `Bearer ${apiKey}`,
+      ...(payload === undefined ? {} : { 'content-type': 'application/json', 'content-length': String(Buffer.byteLength(payload)) }),
+      ...extra,
+    };
+    return new Promise((resolve, reject) => {
+      const req = (isHttps ? https : http).request(
+        url,
+        { method, headers, agent: isHttps ? this.httpsAgent : this.httpAgent, timeout: this.timeoutMs, signal },
+        (res) => {
+          const chunks: Buffer[] = [];
+          res.on('data', (c: Buffer) => chunks.push(c));
+          res.on('error', reject);
+          res.on('end', () => {
+            const ra = res.headers['retry-after'];
+            resolve({ status: res.statusCode ?? 0, text: Buffer.concat(chunks).toString('utf8'), retryAfter: Array.isArray(ra) ? ra[0] : ra });
+          });
+        },
+      );
+      req.on('timeout', () => req.destroy(Object.assign(new Error('provider request timed out'), { code: 'ETIMEDOUT' })));
+      req.on('error', reject);
+      req.end(payload);
+    });
+  }
+}
+
+function toProviderError(op: ProviderOperation, status: number, text: string, retryAfter: string | undefined): ProviderError {
+  let code = `HTTP${status}`;
+  let detail = '';
+  try {
+    const parsed = JSON.parse(text) as { code?: unknown; message?: unknown };
+    if (typeof parsed.code === 'string') code = parsed.code;
+    if (typeof parsed.message === 'string') detail = parsed.message.split('\n')[0]?.slice(0, 200) ?? '';
+  } catch {
+    // A non-JSON error body (a proxy's HTML page) is reported by status alone.
+  }
+  const seconds = retryAfter === undefined ? NaN : Number(retryAfter);
+  return new ProviderError(`provider ${op} failed: ${status} ${code}${detail ? `: ${detail}` : ''}`, {
+    status,
+    code,
+    retryAfterMs: Number.isFinite(seconds) ? Math.max(0, seconds * 1000) : undefined,
+  });
+}

@@ -1,0 +1,5 @@
+/** The storage provider's HTTP client: calls, error classes and rate limiting. */
+export * from './client';
+export * from './errors';
+export * from './rate-limiter';
+export * from './types';

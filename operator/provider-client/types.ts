@@ -1,0 +1,31 @@
+/** Shapes of the provider API as the operator sees them. */
+
+/** Provider lifecycle phases. */
+export type ProviderPhase = 'Provisioning' | 'Active' | 'Resizing';
+
+/** A bucket as the provider reports it. */
+export interface ProviderBucket {
+  readonly id: string;
+  readonly region: string;
+  readonly sizeGB: number;
+  readonly encrypted: boolean;
+  readonly phase: ProviderPhase;
+  readonly endpoint: string;
+  readonly tags: Readonly<Record<string, string>>;
+  readonly idempotencyKey?: string;
+}
+
+/** Body of a create call. */
+export interface CreateBucketRequest {
+  readonly region: string;
+  readonly sizeGB: number;
+  readonly encrypted: boolean;
+  readonly tags: Readonly<Record<string, string>>;
+}
+
+/** Body of an update call; only the fields that change. */
+export interface UpdateBucketRequest {
+  readonly sizeGB?: number;
+  readonly encrypted?: boolean;
+  readonly tags?: Readonly<Record<string, string>>;
+}

@@ -1,0 +1,74 @@
+/** Builders for test objects: `bucket().withFinalizer().deleting().build()`. */
+import type { StorageBucket, StorageBucketSpec, StorageBucketStatus } from '../../operator/api/v1';
+import { ADOPT_ANNOTATION, API_VERSION, BUCKET_FINALIZER, PAUSED_ANNOTATION } from '../../operator/api/v1';
+import type { ProviderBucket } from '../../operator/provider-client';
+
+/** Fluent builder of StorageBucket objects. */
+export class BucketBuilder {
+  private obj: StorageBucket;
+
+  constructor(name = 'b1', namespace = 'ns1') {
+    this.obj = {
+      apiVersion: API_VERSION,
+      kind: 'StorageBucket',
+      metadata: { name, namespace, generation: 1, uid: `uid-${name}`, resourceVersion: '1' },
+      spec: { region: 'us-east-1', sizeGB: 10, encrypted: false, providerRef: { name: 'default' }, deletionPolicy: 'Delete' },
+    };
+  }
+
+  withSpec(spec: Partial<StorageBucketSpec>): this {
+    this.obj = { ...this.obj, spec: { ...this.obj.spec, ...spec } };
+    return this;
+  }
+
+  withStatus(status: StorageBucketStatus): this {
+    this.obj = { ...this.obj, status: { ...this.obj.status, ...status } };
+    return this;
+  }
+
+  withFinalizer(): this {
+    this.obj.metadata = { ...this.obj.metadata, finalizers: [BUCKET_FINALIZER] };
+    return this;
+  }
+
+  withAnnotation(key: string, value: string): this {
+    this.obj.metadata = { ...this.obj.metadata, annotations: { ...this.obj.metadata.annotations, [key]: value } };
+    return this;
+  }
+
+  paused(): this {
+    return this.withAnnotation(PAUSED_ANNOTATION, 'true');
+  }
+
+  adopting(id: string): this {
+    return this.withAnnotation(ADOPT_ANNOTATION, id);
+  }
+
+  deleting(): this {
+    this.obj.metadata = { ...this.obj.metadata, deletionTimestamp: new Date('2026-01-01T00:00:00Z') };
+    return this;
+  }
+
+  build(): StorageBucket {
+    return structuredClone(this.obj);
+  }
+}
+
+/** Starts a StorageBucket builder. */
+export function bucket(name?: string, namespace?: string): BucketBuilder {
+  return new BucketBuilder(name, namespace);
+}
+
+/** A provider bucket matching the default builder's spec. */
+export function providerBucket(overrides: Partial<ProviderBucket> = {}): ProviderBucket {
+  return {
+    id: 'bucket-000001',
+    region: 'us-east-1',
+    sizeGB: 10,
+    encrypted: false,
+    phase: 'Active',
+    endpoint: 'bucket-000001.us-east-1.storage.example',
+    tags: {},
+    ...overrides,
+  };
+}
