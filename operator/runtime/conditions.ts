@@ -88,7 +88,8 @@ export function conditionsEqual(a: readonly Condition[] | undefined, b: readonly
   const y = b ?? [];
   if (x.length !== y.length) return false;
   const byType = new Map(y.map((c) => [c.type, c]));
-  if (byType.size !== y.length) return false;
+  // Duplicate types would let a multiset compare equal to a different one.
+  if (byType.size !== y.length || new Set(x.map((c) => c.type)).size !== x.length) return false;
   return x.every((c) => {
     const d = byType.get(c.type);
     return (

@@ -1,0 +1,428 @@
+import { expect } from 'chai';
+import { FakeClock } from '../../../operator/runtime/clock';
+import { ControllerBuilder, ReconcileTimeoutError, type Controller } from '../../../operator/runtime/controller';
+import { Metrics } from '../../../operator/runtime/metrics';
+import { generationChanged } from '../../../operator/runtime/predicates';
+import { defaultControllerRateLimiter } from '../../../operator/runtime/rate-limiter';
+import {
+  TerminalError,
+  done,
+  requeueAfter,
+  type Action,
+  type ReconcileContext,
+  type Reconciler,
+  type Request,
+} from '../../../operator/runtime/reconcile';
+import type { KubeObject } from '../../../operator/runtime/types';
+import { FakeInformerSource, captureLogger, eventually, settle, testKind } from './fakes';
+
+const Widget = testKind('Widget');
+const Part = testKind('Part');
+const Config = { group: '', version: 'v1', kind: 'ConfigMap', plural: 'configmaps', namespaced: true };
+
+type Step = (req: Request, ctx: ReconcileContext) => Promise<Action> | Action;
+
+/** A reconciler that records its calls and replays `steps` (the last one repeats). */
+function scripted(...steps: Step[]): Reconciler & { calls: Array<{ req: Request; ctx: ReconcileContext }> } {
+  const calls: Array<{ req: Request; ctx: ReconcileContext }> = [];
+  return {
+    calls,
+    async reconcile(req, ctx) {
+      calls.push({ req, ctx });
+      const step = steps[Math.min(calls.length - 1, steps.length - 1)];
+      if (!step) return done();
+      return step(req, ctx);
+    },
+  };
+}
+
+function widget(name: string, extra: Partial<NonNullable<KubeObject['metadata']>> = {}): KubeObject {
+  return { apiVersion: 'example.com/v1', kind: 'Widget', metadata: { namespace: 'ns', name, generation: 1, ...extra } };
+}
+
+interface Harness {
+  controller: Controller;
+  source: FakeInformerSource;
+  clock: FakeClock;
+  metrics: Metrics;
+  lines: Array<Record<string, unknown>>;
+  stop(): Promise<void>;
+}
+
+function harness(
+  reconciler: Reconciler,
+  build: (b: ControllerBuilder) => ControllerBuilder = (b) => b.for(Widget),
+  options: { reconcileTimeoutMs?: number; maxConcurrentReconciles?: number } = {},
+): Harness {
+  const source = new FakeInformerSource();
+  const clock = new FakeClock();
+  const metrics = new Metrics({ defaultMetrics: false });
+  const { logger, lines } = captureLogger();
+  const controller = build(new ControllerBuilder('widgets', { informers: source, logger, metrics, clock }))
+    .withOptions({ ...options, rateLimiter: defaultControllerRateLimiter({ clock }) })
+    .complete(reconciler);
+  const ac = new AbortController();
+  const running = controller.start(ac.signal);
+  return {
+    controller,
+    source,
+    clock,
+    metrics,
+    lines,
+    stop: async () => {
+      ac.abort();
+      await running;
+    },
+  };
+}
+
+async function metricValue(metrics: Metrics, name: string, labels: Record<string, string>): Promise<number> {
+  const m = metrics.registry.getSingleMetric(name);
+  const values = (await m?.get())?.values ?? [];
+  const found = values.find((v) => Object.entries(labels).every(([k, val]) => v.labels[k] === val));
+  return found?.value ?? 0;
+}
+
+describe('Controller', () => {
+  let h: Harness | undefined;
+  afterEach(async () => {
+    await h?.stop();
+    h = undefined;
+  });
+
+  it('enqueues the cached primaries on start and reconciles each once', async () => {
+    const r = scripted(() => done());
+    const source = new FakeInformerSource();
+    source.informer(Widget).objects.set('ns/a', widget('a'));
+    source.informer(Widget).objects.set('ns/b', widget('b'));
+    const { logger } = captureLogger();
+    const c = new ControllerBuilder('widgets', { informers: source, logger }).for(Widget).complete(r);
+    const ac = new AbortController();
+    const running = c.start(ac.signal);
+    await eventually(() => r.calls.length === 2);
+    ac.abort();
+    await running;
+    expect(r.calls.map((c) => c.req)).to.deep.equal([
+      { namespace: 'ns', name: 'a' },
+      { namespace: 'ns', name: 'b' },
+    ]);
+  });
+
+  it('forgets a successful key and counts it as success', async () => {
+    const r = scripted(() => done());
+    h = harness(r);
+    h.source.informer(Widget).upsert(widget('a'));
+    await eventually(() => r.calls.length === 1);
+    await settle();
+    expect(h.controller.queue.numRequeues('ns/a')).to.equal(0);
+    expect(await metricValue(h.metrics, 'controller_runtime_reconcile_total', { result: 'success' })).to.equal(1);
+  });
+
+  it('retries a thrown error with exponential backoff, then forgets on success', async () => {
+    const boom = (): never => {
+      throw new Error('boom');
+    };
+    const r = scripted(boom, boom, () => done());
+    h = harness(r);
+    h.source.informer(Widget).upsert(widget('a'));
+    await eventually(() => r.calls.length === 1);
+    await settle();
+    h.clock.advance(4);
+    await settle();
+    expect(r.calls.length, 'not before the 5 ms backoff').to.equal(1);
+    h.clock.advance(1);
+    await eventually(() => r.calls.length === 2);
+    await settle();
+    h.clock.advance(9);
+    await settle();
+    expect(r.calls.length, 'second backoff is 10 ms').to.equal(2);
+    h.clock.advance(1);
+    await eventually(() => r.calls.length === 3);
+    await settle();
+    expect(h.controller.queue.numRequeues('ns/a')).to.equal(0);
+    expect(await metricValue(h.metrics, 'controller_runtime_reconcile_errors_total', {})).to.equal(2);
+    expect(await metricValue(h.metrics, 'workqueue_retries_total', { name: 'widgets' })).to.equal(2);
+  });
+
+  it('does not retry a TerminalError (also when wrapped) but counts it', async () => {
+    const r = scripted(() => {
+      throw new Error('cannot create widget ns/a', { cause: new TerminalError('spec.size is invalid') });
+    });
+    h = harness(r);
+    h.source.informer(Widget).upsert(widget('a'));
+    await eventually(() => r.calls.length === 1);
+    await settle();
+    h.clock.advance(10 * 60_000);
+    await settle();
+    expect(r.calls.length).to.equal(1);
+    expect(h.clock.pending(), 'nothing scheduled').to.equal(0);
+    expect(await metricValue(h.metrics, 'controller_runtime_terminal_reconcile_errors_total', {})).to.equal(1);
+    expect(await metricValue(h.metrics, 'controller_runtime_reconcile_errors_total', {})).to.equal(1);
+    h.source.informer(Widget).upsert(widget('a', { generation: 2 }));
+    await eventually(() => r.calls.length === 2, 2000, 'a change to re-trigger it');
+  });
+
+  it('honours requeueAfter and resets the backoff', async () => {
+    const r = scripted(() => requeueAfter(30_000), () => done());
+    h = harness(r);
+    h.source.informer(Widget).upsert(widget('a'));
+    await eventually(() => r.calls.length === 1);
+    await settle();
+    h.clock.advance(29_999);
+    await settle();
+    expect(r.calls.length).to.equal(1);
+    h.clock.advance(1);
+    await eventually(() => r.calls.length === 2);
+    expect(await metricValue(h.metrics, 'controller_runtime_reconcile_total', { result: 'requeue_after' })).to.equal(1);
+  });
+
+  it('aborts the signal of a reconcile that outlives its timeout and retries it as an error', async () => {
+    let abortedWith: unknown;
+    const r = scripted(
+      (_req, ctx) =>
+        new Promise<Action>((_resolve, reject) => {
+          ctx.signal.addEventListener('abort', () => {
+            abortedWith = ctx.signal.reason;
+            reject(ctx.signal.reason instanceof Error ? ctx.signal.reason : new Error('aborted'));
+          });
+        }),
+      () => done(),
+    );
+    h = harness(r, undefined, { reconcileTimeoutMs: 1000 });
+    h.source.informer(Widget).upsert(widget('a'));
+    await eventually(() => r.calls.length === 1);
+    h.clock.advance(999);
+    await settle();
+    expect(abortedWith).to.equal(undefined);
+    h.clock.advance(1);
+    await eventually(() => abortedWith !== undefined);
+    expect(abortedWith).to.be.instanceOf(ReconcileTimeoutError);
+    await settle();
+    h.clock.advance(5);
+    await eventually(() => r.calls.length === 2, 2000, 'the retry');
+    const errors = h.lines.filter((l) => l.msg === 'Reconciler error');
+    expect(errors).to.have.length(1);
+    expect((errors[0]?.err as { type?: string }).type).to.equal('ReconcileTimeoutError');
+  });
+
+  it('counts a reconcile that ignores the abort but finishes after the timeout as an error', async () => {
+    let release: (() => void) | undefined;
+    const r = scripted(
+      () =>
+        new Promise<Action>((resolve) => {
+          release = () => resolve(done());
+        }),
+      () => done(),
+    );
+    h = harness(r, undefined, { reconcileTimeoutMs: 100 });
+    h.source.informer(Widget).upsert(widget('a'));
+    await eventually(() => r.calls.length === 1);
+    h.clock.advance(100);
+    release?.();
+    await eventually(() => h?.lines.some((l) => l.msg === 'Reconciler error') ?? false);
+    expect(await metricValue(h.metrics, 'controller_runtime_reconcile_total', { result: 'error' })).to.equal(1);
+  });
+
+  const throwers: Record<string, Reconciler['reconcile']> = {
+    'a synchronous throw': () => {
+      throw new Error('sync boom');
+    },
+    'a rejection': () => Promise.reject(new Error('async boom')),
+    'a thrown non-Error': () => {
+      throw 'a string';
+    },
+    'an invalid Action': () => Promise.resolve({ type: 'requeue' } as unknown as Action),
+  };
+  for (const [name, reconcile] of Object.entries(throwers)) {
+    it(`keeps its single worker alive after ${name}`, async () => {
+      const seen: string[] = [];
+      const r: Reconciler = {
+        reconcile(req, ctx) {
+          seen.push(req.name);
+          return req.name === 'bad' ? reconcile(req, ctx) : Promise.resolve(done());
+        },
+      };
+      h = harness(r, undefined, { maxConcurrentReconciles: 1 });
+      h.source.informer(Widget).upsert(widget('bad'));
+      h.source.informer(Widget).upsert(widget('good'));
+      await eventually(() => seen.includes('good'));
+      const errors = h.lines.filter((l) => l.msg === 'Reconciler error');
+      expect(errors).to.have.length(1);
+    });
+  }
+
+  it('logs one line per failure carrying err, controller, namespace, name and reconcileID', async () => {
+    const r = scripted(() => {
+      throw new Error('boom');
+    });
+    h = harness(r);
+    h.source.informer(Widget).upsert(widget('a'));
+    await eventually(() => r.calls.length === 1);
+    await settle();
+    const errors = h.lines.filter((l) => l.level === 50);
+    expect(errors).to.have.length(1);
+    const line = errors[0] ?? {};
+    expect(line).to.include({ controller: 'widgets', namespace: 'ns', name: 'a', reconcileID: r.calls[0]?.ctx.reconcileID });
+    expect((line.err as { message?: string }).message).to.equal('boom');
+  });
+
+  it('gives each reconcile a fresh id and a logger bound to it', async () => {
+    const r = scripted(() => requeueAfter(1));
+    h = harness(r);
+    h.source.informer(Widget).upsert(widget('a'));
+    await eventually(() => r.calls.length === 1);
+    await settle();
+    h.clock.advance(1);
+    await eventually(() => r.calls.length === 2);
+    const [first, second] = r.calls.map((c) => c.ctx.reconcileID);
+    expect(first).to.be.a('string').and.not.equal(second);
+  });
+
+  it('still enqueues a deleted object so the reconciler can see it is gone', async () => {
+    const seenAbsent: boolean[] = [];
+    const source = new FakeInformerSource();
+    const informer = source.informer(Widget);
+    const r: Reconciler = {
+      async reconcile(req) {
+        seenAbsent.push(informer.cache.get(req) === undefined);
+        return done();
+      },
+    };
+    const { logger } = captureLogger();
+    const c = new ControllerBuilder('widgets', { informers: source, logger }).for(Widget).complete(r);
+    const ac = new AbortController();
+    const running = c.start(ac.signal);
+    await settle();
+    informer.upsert(widget('a'));
+    await eventually(() => seenAbsent.length === 1);
+    informer.remove(widget('a'));
+    await eventually(() => seenAbsent.length === 2);
+    ac.abort();
+    await running;
+    expect(seenAbsent).to.deep.equal([false, true]);
+  });
+
+  it('applies For predicates to updates only: status writes are dropped, deletion and spec changes pass', async () => {
+    const r = scripted(() => done());
+    h = harness(r, (b) => b.for(Widget, { predicates: [generationChanged] }));
+    const inf = h.source.informer(Widget);
+    inf.upsert(widget('a', { resourceVersion: '1' }));
+    await eventually(() => r.calls.length === 1);
+    inf.upsert(widget('a', { resourceVersion: '2' }));
+    await settle(10);
+    expect(r.calls.length, 'status-only update dropped').to.equal(1);
+    inf.upsert(widget('a', { resourceVersion: '3', generation: 2 }));
+    await eventually(() => r.calls.length === 2, 2000, 'spec change');
+    inf.upsert(widget('a', { resourceVersion: '4', generation: 2, deletionTimestamp: new Date() }));
+    await eventually(() => r.calls.length === 3, 2000, 'deletion');
+  });
+
+  it('owns(): enqueues the controlling owner of the For kind, ignoring other references', async () => {
+    const r = scripted(() => done());
+    h = harness(r, (b) => b.for(Widget).owns(Part));
+    // Secondary events before start are dropped by design (start seeds from the primaries).
+    await settle();
+    const part = (name: string, refs: NonNullable<KubeObject['metadata']>['ownerReferences']): KubeObject => ({
+      metadata: { namespace: 'ns', name, ownerReferences: refs },
+    });
+    const parts = h.source.informer(Part);
+    parts.upsert(part('p1', [{ apiVersion: 'example.com/v1', kind: 'Widget', name: 'owner', uid: 'u', controller: true }]));
+    parts.upsert(part('p2', [{ apiVersion: 'example.com/v1', kind: 'Widget', name: 'not-controller', uid: 'u' }]));
+    parts.upsert(part('p3', [{ apiVersion: 'other.io/v1', kind: 'Widget', name: 'other-group', uid: 'u', controller: true }]));
+    parts.upsert(part('p4', [{ apiVersion: 'example.com/v2', kind: 'Widget', name: 'any-version', uid: 'u', controller: true }]));
+    await eventually(() => r.calls.length === 2);
+    await settle(10);
+    expect(r.calls.map((c) => c.req.name).sort()).to.deep.equal(['any-version', 'owner']);
+  });
+
+  it('watches(): enqueues the keys the map function returns, for old and new objects', async () => {
+    const r = scripted(() => done());
+    h = harness(r, (b) =>
+      b.for(Widget).watches(Config, (cm: KubeObject & { data?: Record<string, string> }) =>
+        (cm.data?.users ?? '').split(',').filter(Boolean).map((name) => ({ namespace: 'ns', name })),
+      ),
+    );
+    await settle();
+    const cms = h.source.informer(Config);
+    const cm = (users: string): KubeObject => ({ metadata: { namespace: 'ns', name: 'cfg' }, data: { users } }) as KubeObject;
+    cms.upsert(cm('w1,w2'));
+    await eventually(() => r.calls.length === 2);
+    cms.upsert(cm('w3'));
+    await eventually(() => r.calls.length === 5, 2000, 'old (w1, w2) and new (w3) targets');
+    expect(new Set(r.calls.map((c) => c.req.name))).to.deep.equal(new Set(['w1', 'w2', 'w3']));
+  });
+
+  it('stop() drains in-flight reconciles before resolving', async () => {
+    let finish: (() => void) | undefined;
+    let signal: AbortSignal | undefined;
+    const r = scripted((_req, ctx) => {
+      signal = ctx.signal;
+      return new Promise<Action>((resolve) => {
+        finish = () => resolve(done());
+      });
+    });
+    h = harness(r);
+    h.source.informer(Widget).upsert(widget('a'));
+    await eventually(() => finish !== undefined);
+    let stopped: boolean | undefined;
+    const stopping = h.controller.stop().then((v) => {
+      stopped = v;
+    });
+    await settle();
+    expect(stopped, 'still draining').to.equal(undefined);
+    finish?.();
+    await stopping;
+    expect(stopped).to.equal(true);
+    expect(signal?.aborted).to.equal(false);
+  });
+
+  it('stop(0) aborts in-flight reconciles at once and takes no new work', async () => {
+    let signal: AbortSignal | undefined;
+    const r = scripted(
+      (_req, ctx) =>
+        new Promise<Action>((_resolve, reject) => {
+          signal = ctx.signal;
+          ctx.signal.addEventListener('abort', () => reject(new Error('aborted', { cause: ctx.signal.reason })));
+        }),
+    );
+    h = harness(r);
+    const inf = h.source.informer(Widget);
+    inf.upsert(widget('a'));
+    await eventually(() => signal !== undefined);
+    await h.controller.stop(0);
+    expect(signal?.aborted).to.equal(true);
+    inf.upsert(widget('b'));
+    await settle(10);
+    expect(r.calls.map((c) => c.req.name)).to.deep.equal(['a']);
+    expect(h.lines.filter((l) => l.msg === 'Reconciler error'), 'aborts by stop are not errors').to.have.length(0);
+  });
+
+  it('sets the worker gauges', async () => {
+    let finish: (() => void) | undefined;
+    const r = scripted(
+      () =>
+        new Promise<Action>((resolve) => {
+          finish = () => resolve(done());
+        }),
+    );
+    h = harness(r, undefined, { maxConcurrentReconciles: 3 });
+    h.source.informer(Widget).upsert(widget('a'));
+    await eventually(() => finish !== undefined);
+    expect(await metricValue(h.metrics, 'controller_runtime_active_workers', {})).to.equal(1);
+    expect(await metricValue(h.metrics, 'controller_runtime_max_concurrent_reconciles', {})).to.equal(3);
+    finish?.();
+    await eventually(() => h?.controller.queue.inFlight() === 0);
+    expect(await metricValue(h.metrics, 'controller_runtime_active_workers', {})).to.equal(0);
+  });
+
+  it('rejects misuse at build time', () => {
+    const { logger } = captureLogger();
+    const deps = { informers: new FakeInformerSource(), logger };
+    expect(() => new ControllerBuilder('Bad_Name', deps)).to.throw(/RFC 1123/);
+    expect(() => new ControllerBuilder('x', deps).owns(Part)).to.throw(/for\(\)/);
+    expect(() => new ControllerBuilder('x', deps).complete(scripted())).to.throw(/for\(\)/);
+    expect(() =>
+      new ControllerBuilder('x', deps).for(Widget).withOptions({ maxConcurrentReconciles: 0 }).complete(scripted()),
+    ).to.throw(/maxConcurrentReconciles/);
+  });
+});
