@@ -1,0 +1,292 @@
+import { expect } from 'chai';
+import { pino, type Logger } from 'pino';
+import { ApiError } from '../../../operator/runtime/client';
+import { FakeClock } from '../../../operator/runtime/clock';
+import { InformerFactory } from '../../../operator/runtime/informer-factory';
+import { SharedInformer } from '../../../operator/runtime/informer';
+import { Backoff, backoffDelay, watchTimeoutSeconds } from '../../../operator/runtime/reflector';
+import type { KubeObject, ResourceKind } from '../../../operator/runtime/types';
+import { eventually, FakeListerWatcher } from './fake-lister-watcher';
+
+const kind: ResourceKind = { group: '', version: 'v1', kind: 'ConfigMap', plural: 'configmaps', namespaced: true };
+const fastBackoff = { initialMs: 2, maxMs: 10 };
+
+function captureLogger(): { logger: Logger; lines: Array<Record<string, unknown>> } {
+  const lines: Array<Record<string, unknown>> = [];
+  const logger = pino({ level: 'debug' }, { write: (s: string) => lines.push(JSON.parse(s) as Record<string, unknown>) });
+  return { logger, lines };
+}
+
+type Seen = string[];
+
+function recorder(informer: SharedInformer<KubeObject>, seen: Seen): void {
+  informer.addEventHandler({
+    onAdd: (o) => seen.push(`add ${o.metadata?.name}`),
+    onUpdate: (a, b) => seen.push(`update ${b.metadata?.name} ${a.metadata?.resourceVersion}->${b.metadata?.resourceVersion}`),
+    onDelete: (o) => seen.push(`delete ${o.metadata?.name}`),
+  });
+}
+
+const names = (i: SharedInformer<KubeObject>): string[] => i.cache.list().map((o) => o.metadata?.name ?? '').sort();
+
+describe('SharedInformer', () => {
+  let informer: SharedInformer<KubeObject> | undefined;
+  afterEach(async () => {
+    await informer?.stop();
+    informer = undefined;
+  });
+
+  function make(lw: FakeListerWatcher, extra: { resyncPeriodMs?: number; idleTimeoutMs?: number; logger?: Logger } = {}): SharedInformer<KubeObject> {
+    informer = new SharedInformer<KubeObject>({
+      lw, kind, namespace: 'ns', logger: extra.logger ?? pino({ level: 'silent' }), resyncPeriodMs: extra.resyncPeriodMs,
+      reflector: { backoff: fastBackoff, idleTimeoutMs: extra.idleTimeoutMs },
+    });
+    return informer;
+  }
+
+  it('lists, syncs, then applies watch events to the cache before calling handlers', async () => {
+    const lw = new FakeListerWatcher();
+    lw.put('a');
+    const inf = make(lw);
+    const seen: Seen = [];
+    const inCacheWhenNotified: boolean[] = [];
+    inf.addEventHandler({
+      onAdd: (o) => inCacheWhenNotified.push(inf.cache.get({ namespace: 'ns', name: o.metadata?.name ?? '' }) === o),
+    });
+    recorder(inf, seen);
+    inf.start();
+    await inf.waitForSync();
+    expect(inf.hasSynced()).to.equal(true);
+    await eventually(() => expect(inf.isWatching()).to.equal(true));
+    expect(lw.current?.opts.resourceVersion).to.equal(lw.version());
+    expect(lw.current?.opts.allowWatchBookmarks).to.equal(true);
+
+    lw.current?.send('ADDED', lw.put('b'));
+    const a2 = lw.put('a', { k: 'v' });
+    lw.current?.send('MODIFIED', a2);
+    lw.current?.send('DELETED', lw.objects.get('b') ?? {});
+    await eventually(() => expect(seen).to.have.length(4));
+    expect(seen).to.deep.equal(['add a', 'add b', 'update a 101->103', 'delete b']);
+    expect(names(inf)).to.deep.equal(['a']);
+    expect(inCacheWhenNotified).to.deep.equal([true, true]);
+  });
+
+  it('relists on 410 and emits the deletes, adds and updates it missed, nothing for unchanged objects', async () => {
+    const lw = new FakeListerWatcher();
+    lw.put('keep');
+    lw.put('change');
+    lw.put('vanish');
+    const inf = make(lw);
+    const seen: Seen = [];
+    recorder(inf, seen);
+    inf.start();
+    await inf.waitForSync();
+    await eventually(() => expect(lw.current).to.not.equal(undefined));
+    seen.length = 0;
+
+    lw.objects.delete('vanish');
+    lw.put('change', { x: '1' });
+    lw.put('new');
+    lw.current?.fail(new ApiError(410, 'Expired', 'too old resource version'));
+
+    await eventually(() => expect(lw.lists).to.equal(2));
+    await eventually(() => expect(seen).to.have.length(3));
+    expect(seen).to.deep.equal(['delete vanish', 'add new', 'update change 102->104']);
+    expect(names(inf)).to.deep.equal(['change', 'keep', 'new']);
+    await eventually(() => expect(lw.watches).to.have.length(2));
+    expect(lw.current?.opts.resourceVersion).to.equal(lw.version());
+  });
+
+  it('resumes the watch from the last bookmark after a non-410 error, without relisting', async () => {
+    const lw = new FakeListerWatcher();
+    const inf = make(lw);
+    inf.start();
+    await inf.waitForSync();
+    await eventually(() => expect(lw.current).to.not.equal(undefined));
+    lw.current?.send('BOOKMARK', { metadata: { resourceVersion: '555' } });
+    lw.current?.fail(new Error('ECONNRESET'));
+    await eventually(() => expect(lw.watches).to.have.length(2));
+    expect(lw.current?.opts.resourceVersion).to.equal('555');
+    expect(lw.lists).to.equal(1);
+  });
+
+  it('keeps retrying a failing list with backoff and syncs once it succeeds', async () => {
+    const lw = new FakeListerWatcher();
+    lw.put('a');
+    lw.listFailures.push(new ApiError(500, 'InternalError', 'etcd down'), new Error('ECONNREFUSED'));
+    const inf = make(lw);
+    inf.start();
+    await inf.waitForSync();
+    expect(lw.lists).to.equal(3);
+    expect(names(inf)).to.deep.equal(['a']);
+  });
+
+  it('reconnects a watch that goes silent', async () => {
+    const lw = new FakeListerWatcher();
+    const inf = make(lw, { idleTimeoutMs: 30 });
+    inf.start();
+    await eventually(() => expect(lw.watches.length).to.be.greaterThan(1));
+    expect(lw.watches[0]?.closed).to.equal(true);
+    expect(lw.lists).to.equal(1);
+  });
+
+  it('survives a throwing handler: the cache, later events and other handlers still work', async () => {
+    const lw = new FakeListerWatcher();
+    const { logger, lines } = captureLogger();
+    const inf = make(lw, { logger });
+    const seen: Seen = [];
+    inf.addEventHandler({
+      onAdd: () => {
+        throw new Error('handler bug');
+      },
+    });
+    recorder(inf, seen);
+    inf.start();
+    await inf.waitForSync();
+    await eventually(() => expect(lw.current).to.not.equal(undefined));
+    lw.current?.send('ADDED', lw.put('x'));
+    lw.current?.send('ADDED', lw.put('y'));
+    await eventually(() => expect(seen).to.deep.equal(['add x', 'add y']));
+    expect(names(inf)).to.deep.equal(['x', 'y']);
+    expect(lines.filter((l) => l.msg === 'informer event handler threw')).to.have.length(2);
+    expect(lw.watches).to.have.length(1);
+  });
+
+  it('replays cached objects as adds to a handler registered late', async () => {
+    const lw = new FakeListerWatcher();
+    lw.put('a');
+    lw.put('b');
+    const inf = make(lw);
+    inf.start();
+    await inf.waitForSync();
+    const seen: Seen = [];
+    recorder(inf, seen);
+    expect(seen.sort()).to.deep.equal(['add a', 'add b']);
+  });
+
+  it('re-delivers cached objects as updates on resync', async () => {
+    const lw = new FakeListerWatcher();
+    lw.put('a');
+    const inf = make(lw, { resyncPeriodMs: 10 });
+    const seen: Seen = [];
+    recorder(inf, seen);
+    inf.start();
+    await eventually(() => expect(seen.filter((s) => s === 'update a 101->101').length).to.be.greaterThan(1));
+  });
+
+  it('keeps indexes current through relists', async () => {
+    const lw = new FakeListerWatcher();
+    lw.put('a', { team: 't1' });
+    const inf = make(lw);
+    inf.cache.addIndex('team', (o) => {
+      const data = (o as { data?: Record<string, string> }).data;
+      return data?.team ? [data.team] : [];
+    });
+    inf.start();
+    await inf.waitForSync();
+    expect(inf.cache.byIndex('team', 't1')).to.have.length(1);
+    await eventually(() => expect(lw.current).to.not.equal(undefined));
+    lw.put('a', { team: 't2' });
+    lw.current?.fail(new ApiError(410, 'Gone', 'gone'));
+    await eventually(() => expect(inf.cache.byIndex('team', 't2')).to.have.length(1));
+    expect(inf.cache.byIndex('team', 't1')).to.deep.equal([]);
+  });
+
+  it('waitForSync rejects when its signal aborts', async () => {
+    const lw = new FakeListerWatcher();
+    lw.listFailures.push(...Array.from({ length: 1000 }, () => new Error('down')));
+    const inf = make(lw);
+    inf.start();
+    const ctrl = new AbortController();
+    const waiting = inf.waitForSync(ctrl.signal);
+    ctrl.abort(new Error('gave up'));
+    let caught: unknown;
+    await waiting.catch((err: unknown) => {
+      caught = err;
+    });
+    expect((caught as Error).message).to.equal('gave up');
+    expect(inf.hasSynced()).to.equal(false);
+  });
+});
+
+describe('reflector backoff', () => {
+  it('never storms: a watch the server closes at once waits out the backoff before retrying', async () => {
+    const clock = new FakeClock();
+    const lw = new FakeListerWatcher();
+    const inf = new SharedInformer<KubeObject>({
+      lw, kind, logger: pino({ level: 'silent' }), reflector: { clock, backoff: { initialMs: 1000, maxMs: 30_000 }, random: () => 0 },
+    });
+    try {
+      inf.start();
+      await inf.waitForSync();
+      await eventually(() => expect(lw.watches).to.have.length(1));
+      lw.current?.end();
+      // Closed with nothing delivered in no time: the reflector must now sleep, not re-watch.
+      await eventually(() => expect(lw.current?.closed).to.equal(true));
+      await new Promise((r) => setTimeout(r, 20));
+      expect(lw.watches).to.have.length(1);
+      clock.advance(500);
+      await eventually(() => expect(lw.watches).to.have.length(2));
+      lw.current?.end();
+      await eventually(() => expect(lw.current?.closed).to.equal(true));
+      clock.advance(999);
+      await new Promise((r) => setTimeout(r, 20));
+      expect(lw.watches).to.have.length(2);
+      clock.advance(1);
+      await eventually(() => expect(lw.watches).to.have.length(3));
+    } finally {
+      clock.advance(1_000_000);
+      await inf.stop();
+    }
+  });
+
+  const delays: Record<string, { attempt: number; random: number; want: number }> = {
+    'first try, least jitter': { attempt: 0, random: 0, want: 400 },
+    'first try, most jitter': { attempt: 0, random: 0.999999, want: 800 },
+    'third try doubles twice': { attempt: 2, random: 0, want: 1600 },
+    'capped at max': { attempt: 20, random: 0.999999, want: 30_000 },
+    'huge attempt does not overflow': { attempt: 5000, random: 0, want: 15_000 },
+  };
+  for (const [name, tc] of Object.entries(delays)) {
+    it(`backoffDelay: ${name}`, () => {
+      expect(backoffDelay(tc.attempt, {}, tc.random)).to.be.closeTo(tc.want, 0.1);
+    });
+  }
+
+  it('Backoff grows per failure and starts over after a quiet period', () => {
+    const clock = new FakeClock();
+    const b = new Backoff({ initialMs: 100, maxMs: 1000, resetAfterMs: 5000 }, clock, () => 0);
+    expect([b.next(), b.next(), b.next(), b.next(), b.next()]).to.deep.equal([50, 100, 200, 400, 500]);
+    clock.advance(4999);
+    expect(b.next()).to.equal(500);
+    clock.advance(5000);
+    expect(b.next()).to.equal(50);
+  });
+
+  it('randomises the server watch timeout between min and twice min', () => {
+    expect(watchTimeoutSeconds(300, 0)).to.equal(300);
+    expect(watchTimeoutSeconds(300, 0.5)).to.equal(450);
+    expect(watchTimeoutSeconds(300, 0.9999)).to.be.lessThan(600);
+  });
+});
+
+describe('InformerFactory', () => {
+  it('shares one informer per kind, namespace and selector and starts late-comers', async () => {
+    const lw = new FakeListerWatcher();
+    const f = new InformerFactory({ lw, logger: pino({ level: 'silent' }), reflector: { backoff: fastBackoff } });
+    try {
+      const a = f.informerFor(kind, { namespace: 'ns' });
+      expect(f.informerFor(kind, { namespace: 'ns' })).to.equal(a);
+      expect(f.informerFor(kind, { namespace: 'other' })).to.not.equal(a);
+      expect(f.informerFor(kind, { namespace: 'ns', labelSelector: 'x=y' })).to.not.equal(a);
+      f.start();
+      const late = f.informerFor(kind, { labelSelector: 'late=1' });
+      await f.waitForSync();
+      expect(late.hasSynced()).to.equal(true);
+      await eventually(() => expect(f.allWatching()).to.equal(true));
+      expect(lw.lists).to.equal(4);
+    } finally {
+      await f.stop();
+    }
+  });
+});
