@@ -227,8 +227,7 @@ describe('provider HTTP API', () => {
     }
 
     it('answers 500 InternalError when a handler throws unexpectedly, and keeps serving', async () => {
-      const store = p.store as { get: (id: string) => Bucket | undefined };
-      store.get = () => {
+      p.store.get = (): never => {
         throw new Error('boom');
       };
       const res = await call(p.url, '/buckets/bucket-000000000000');
