@@ -1,0 +1,100 @@
+/**
+ * BucketProviderConfig reconciler: reports whether the config's Secret is usable, counts the
+ * StorageBuckets using it, and holds an in-use finalizer so the config cannot disappear while
+ * buckets still need it to deprovision.
+ */
+import type { V1Secret } from '@kubernetes/client-node';
+import type { BucketProviderConfig, BucketProviderConfigStatus, StorageBucket } from '../api/v1';
+import { CONFIG_IN_USE_FINALIZER, DEFAULT_SECRET_KEY } from '../api/v1';
+import { isConflict } from '../runtime/client';
+import { conditionsEqual, setCondition, type Condition } from '../runtime/conditions';
+import { done, requeueAfter, type Action, type ReconcileContext, type Reconciler, type Request } from '../runtime/reconcile';
+import type { Cache } from '../runtime/types';
+import { BUCKETS_BY_CONFIG } from './indexes';
+import { PROVIDER_CONFIG } from './kinds';
+import { ConditionType, Reason } from './reasons';
+import type { ObjectWriter } from './writer';
+
+/** Reason of a config that cannot be deleted yet. */
+export const IN_USE_REASON = 'InUse';
+
+/** Dependencies of {@link ConfigReconciler}. */
+export interface ConfigReconcilerDeps {
+  readonly configs: Cache<BucketProviderConfig>;
+  readonly buckets: Cache<StorageBucket>;
+  readonly secrets: Cache<V1Secret>;
+  readonly writer: ObjectWriter;
+  /** @default () => new Date() */
+  readonly now?: () => Date;
+}
+
+/** Reconciles BucketProviderConfigs. */
+export class ConfigReconciler implements Reconciler {
+  private readonly now: () => Date;
+
+  constructor(private readonly d: ConfigReconcilerDeps) {
+    this.now = d.now ?? (() => new Date());
+  }
+
+  async reconcile(req: Request, ctx: ReconcileContext): Promise<Action> {
+    const config = this.d.configs.get(req);
+    if (!config) return done();
+    const users = this.d.buckets.byIndex(BUCKETS_BY_CONFIG, `${req.namespace}/${req.name}`);
+    const hasFinalizer = (config.metadata.finalizers ?? []).includes(CONFIG_IN_USE_FINALIZER);
+    try {
+      if (config.metadata.deletionTimestamp) {
+        if (!hasFinalizer) return done();
+        if (users.length === 0) {
+          await this.d.writer.removeFinalizer(PROVIDER_CONFIG, config, CONFIG_IN_USE_FINALIZER);
+          return done();
+        }
+        await this.writeStatus(config, users.length, {
+          status: 'False',
+          reason: IN_USE_REASON,
+          message: `deletion waits for ${users.length} StorageBucket(s) using this config`,
+        });
+        // Each bucket's deletion is mapped back to this config, so no polling is needed.
+        return done();
+      }
+      if (!hasFinalizer) {
+        await this.d.writer.addFinalizer(PROVIDER_CONFIG, config, CONFIG_IN_USE_FINALIZER);
+        return done();
+      }
+      await this.writeStatus(config, users.length, this.secretReadiness(config));
+      return done();
+    } catch (err) {
+      if (isConflict(err)) {
+        ctx.logger.debug({ msg: 'conflict; requeueing' });
+        return requeueAfter(200);
+      }
+      throw err;
+    }
+  }
+
+  private secretReadiness(config: BucketProviderConfig): { status: 'True' | 'False'; reason: string; message: string } {
+    const ns = config.metadata.namespace ?? '';
+    const name = config.spec.secretRef.name;
+    const key = config.spec.secretRef.key ?? DEFAULT_SECRET_KEY;
+    const secret = this.d.secrets.get({ namespace: ns, name });
+    if (!secret) return { status: 'False', reason: Reason.SecretNotFound, message: `Secret ${ns}/${name} not found` };
+    if (!secret.data?.[key]) return { status: 'False', reason: Reason.SecretNotFound, message: `key ${key} missing in Secret ${ns}/${name}` };
+    return { status: 'True', reason: Reason.Available, message: '' };
+  }
+
+  private async writeStatus(
+    config: BucketProviderConfig,
+    bucketCount: number,
+    ready: { status: 'True' | 'False'; reason: string; message: string },
+  ): Promise<void> {
+    const prev = config.status ?? {};
+    const generation = config.metadata.generation;
+    const conditions = setCondition(prev.conditions as Condition[] | undefined, { type: ConditionType.Ready, ...ready, observedGeneration: generation }, this.now());
+    const next: BucketProviderConfigStatus = { bucketCount, conditions, ...(generation !== undefined ? { observedGeneration: generation } : {}) };
+    const same =
+      prev.bucketCount === next.bucketCount &&
+      prev.observedGeneration === next.observedGeneration &&
+      conditionsEqual(prev.conditions as Condition[] | undefined, conditions);
+    if (same) return;
+    await this.d.writer.patchStatus(PROVIDER_CONFIG, config, { ...next });
+  }
+}

@@ -1,0 +1,56 @@
+/**
+ * Resolves a bucket's provider connection from its BucketProviderConfig and that config's
+ * Secret, both read from the informer caches. Failures name the missing object, never the key.
+ */
+import type { V1Secret } from '@kubernetes/client-node';
+import type { BucketProviderConfig, StorageBucket } from '../api/v1';
+import { DEFAULT_SECRET_KEY } from '../api/v1';
+import type { ProviderClient, ProviderClients } from '../provider-client';
+import type { Cache } from '../runtime/types';
+import { Reason } from './reasons';
+
+/** A connection to the provider that holds a bucket. */
+export interface Connection {
+  readonly client: ProviderClient;
+  readonly endpoint: string;
+  readonly config: BucketProviderConfig;
+}
+
+/** The config or its credentials are missing: nothing to retry until they appear. */
+export class ConnectError extends Error {
+  override readonly name = 'ConnectError';
+  constructor(
+    readonly reason: typeof Reason.ProviderConfigNotFound | typeof Reason.SecretNotFound,
+    message: string,
+  ) {
+    super(message);
+  }
+}
+
+/** Caches and client factory that `connect` reads. */
+export interface ConnectDeps {
+  readonly configs: Cache<BucketProviderConfig>;
+  readonly secrets: Cache<V1Secret>;
+  readonly clients: ProviderClients;
+}
+
+/** Resolves the connection for `bucket`, or throws a {@link ConnectError}. */
+export function connect(deps: ConnectDeps, bucket: StorageBucket): Connection {
+  const namespace = bucket.metadata.namespace ?? '';
+  const configName = bucket.spec.providerRef.name;
+  const config = deps.configs.get({ namespace, name: configName });
+  if (!config) {
+    throw new ConnectError(Reason.ProviderConfigNotFound, `BucketProviderConfig ${namespace}/${configName} not found`);
+  }
+  const secretName = config.spec.secretRef.name;
+  const key = config.spec.secretRef.key ?? DEFAULT_SECRET_KEY;
+  const secret = deps.secrets.get({ namespace, name: secretName });
+  const encoded = secret?.data?.[key];
+  if (!secret || !encoded) {
+    const what = secret ? `key ${key} missing in Secret ${namespace}/${secretName}` : `Secret ${namespace}/${secretName} not found`;
+    throw new ConnectError(Reason.SecretNotFound, what);
+  }
+  const apiKey = Buffer.from(encoded, 'base64').toString('utf8').trim();
+  if (!apiKey) throw new ConnectError(Reason.SecretNotFound, `key ${key} in Secret ${namespace}/${secretName} is empty`);
+  return { client: deps.clients.client(config.spec.endpoint, apiKey), endpoint: config.spec.endpoint, config };
+}

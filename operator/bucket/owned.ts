@@ -1,0 +1,108 @@
+/**
+ * The objects a StorageBucket owns: a Secret with connection details (never the provider API
+ * key) and an ExternalName Service fronting the bucket in-cluster. Desired state is computed
+ * here; the orchestrator applies it only when the cached live object differs, so a steady
+ * state costs no API writes.
+ */
+import type { V1OwnerReference, V1Secret, V1Service } from '@kubernetes/client-node';
+import type { StorageBucket } from '../api/v1';
+import { API_VERSION, BUCKET_NAME_LABEL } from '../api/v1';
+
+/** Name of the owned Secret. */
+export function accessSecretName(bucketName: string): string {
+  return `${bucketName}-access`;
+}
+
+/** Name of the owned Service (the bucket's own name, so it is easy to find). */
+export function serviceName(bucketName: string): string {
+  return bucketName;
+}
+
+/** The controller owner reference pointing at `bucket`. */
+export function ownerRef(bucket: StorageBucket): V1OwnerReference {
+  return {
+    apiVersion: API_VERSION,
+    kind: 'StorageBucket',
+    name: bucket.metadata.name ?? '',
+    uid: bucket.metadata.uid ?? '',
+    controller: true,
+    blockOwnerDeletion: true,
+  };
+}
+
+/** Connection details published to workloads. */
+export interface AccessDetails {
+  readonly id: string;
+  readonly endpoint: string;
+  readonly region: string;
+  readonly providerEndpoint: string;
+}
+
+/** The desired `<name>-access` Secret. */
+export function desiredSecret(bucket: StorageBucket, access: AccessDetails): V1Secret {
+  const name = bucket.metadata.name ?? '';
+  const b64 = (s: string) => Buffer.from(s, 'utf8').toString('base64');
+  return {
+    apiVersion: 'v1',
+    kind: 'Secret',
+    metadata: {
+      name: accessSecretName(name),
+      namespace: bucket.metadata.namespace,
+      labels: { [BUCKET_NAME_LABEL]: name },
+      ownerReferences: [ownerRef(bucket)],
+    },
+    type: 'Opaque',
+    data: {
+      bucketId: b64(access.id),
+      endpoint: b64(access.endpoint),
+      region: b64(access.region),
+      providerEndpoint: b64(access.providerEndpoint),
+    },
+  };
+}
+
+/** The desired Service: an in-cluster DNS name that resolves to the bucket's endpoint. */
+export function desiredService(bucket: StorageBucket, access: AccessDetails): V1Service {
+  const name = bucket.metadata.name ?? '';
+  return {
+    apiVersion: 'v1',
+    kind: 'Service',
+    metadata: {
+      name: serviceName(name),
+      namespace: bucket.metadata.namespace,
+      labels: { [BUCKET_NAME_LABEL]: name },
+      ownerReferences: [ownerRef(bucket)],
+    },
+    spec: {
+      type: 'ExternalName',
+      externalName: access.endpoint,
+      ports: [{ name: 'https', port: 443, protocol: 'TCP', targetPort: 443 }],
+    },
+  };
+}
+
+/** True when the live Secret lacks anything the desired one sets. */
+export function secretNeedsApply(desired: V1Secret, live: V1Secret | undefined): boolean {
+  if (!live) return true;
+  return !sameOwner(desired, live) || !subset(desired.metadata?.labels, live.metadata?.labels) || !subset(desired.data, live.data);
+}
+
+/** True when the live Service lacks anything the desired one sets. */
+export function serviceNeedsApply(desired: V1Service, live: V1Service | undefined): boolean {
+  if (!live) return true;
+  return (
+    !sameOwner(desired, live) ||
+    !subset(desired.metadata?.labels, live.metadata?.labels) ||
+    live.spec?.type !== desired.spec?.type ||
+    live.spec?.externalName !== desired.spec?.externalName
+  );
+}
+
+function sameOwner(desired: { metadata?: { ownerReferences?: V1OwnerReference[] } }, live: { metadata?: { ownerReferences?: V1OwnerReference[] } }): boolean {
+  const want = desired.metadata?.ownerReferences?.[0];
+  return (live.metadata?.ownerReferences ?? []).some((r) => r.uid === want?.uid && r.controller === true);
+}
+
+function subset(want: Record<string, string> | undefined, have: Record<string, string> | undefined): boolean {
+  return Object.entries(want ?? {}).every(([k, v]) => have?.[k] === v);
+}

@@ -1,0 +1,364 @@
+/**
+ * The StorageBucket orchestrator: read from cache -> connect -> observe -> plan -> execute
+ * one step -> write status only when it changed -> return an Action. All decisions live in
+ * plan.ts; this file turns them into calls and is the only place that logs and records events.
+ */
+import { randomUUID } from 'node:crypto';
+import type { V1Service } from '@kubernetes/client-node';
+import type { BucketPhase, StorageBucket } from '../api/v1';
+import { ADOPT_ANNOTATION, BUCKET_FINALIZER, PAUSED_ANNOTATION, StorageBucketSpec, formatFieldErrors, validate } from '../api/v1';
+import { isProviderError, type ProviderBucket } from '../provider-client';
+import { isConflict } from '../runtime/client';
+import { findCondition, type Condition } from '../runtime/conditions';
+import { done, requeueAfter, TerminalError, type Action, type ReconcileContext, type Reconciler, type Request } from '../runtime/reconcile';
+import type { Cache } from '../runtime/types';
+import { connect, ConnectError, type ConnectDeps, type Connection } from './connect';
+import { SECRET, SERVICE, STORAGE_BUCKET } from './kinds';
+import { desiredSecret, desiredService, secretNeedsApply, serviceNeedsApply, accessSecretName, serviceName } from './owned';
+import { assertNever, plan, type Observation, type Step } from './plan';
+import { ConditionType, EventReason, Reason } from './reasons';
+import { nextStatus, statusEqual, statusMergePatch, type ConditionFacts, type StatusFacts } from './status';
+import type { EventSink, ObjectWriter } from './writer';
+
+/** Dependencies of {@link BucketReconciler}. */
+export interface BucketReconcilerDeps extends ConnectDeps {
+  readonly buckets: Cache<StorageBucket>;
+  readonly services: Cache<V1Service>;
+  readonly writer: ObjectWriter;
+  readonly events: EventSink;
+  /** Poll interval while the provider is Provisioning or Resizing. @default 3000 */
+  readonly pollIntervalMs?: number;
+  /** Drift check interval once Active. @default 60000 */
+  readonly driftIntervalMs?: number;
+  /** @default () => new Date() */
+  readonly now?: () => Date;
+  /** Idempotency key generator. @default crypto.randomUUID */
+  readonly newKey?: () => string;
+  /** Spreads requeues so buckets created together do not poll together. @default ±10 % */
+  readonly jitter?: (ms: number) => number;
+}
+
+const SYNCED: ConditionFacts = { status: 'True', reason: Reason.ReconcileSuccess };
+
+/** Reconciles StorageBuckets against the provider. */
+export class BucketReconciler implements Reconciler {
+  private readonly pollMs: number;
+  private readonly driftMs: number;
+  private readonly now: () => Date;
+  private readonly newKey: () => string;
+  private readonly jitter: (ms: number) => number;
+
+  constructor(private readonly d: BucketReconcilerDeps) {
+    this.pollMs = d.pollIntervalMs ?? 3000;
+    this.driftMs = d.driftIntervalMs ?? 60_000;
+    this.now = d.now ?? (() => new Date());
+    this.newKey = d.newKey ?? randomUUID;
+    this.jitter = d.jitter ?? ((ms) => Math.round(ms * (0.9 + Math.random() * 0.2)));
+  }
+
+  async reconcile(req: Request, ctx: ReconcileContext): Promise<Action> {
+    const bucket = this.d.buckets.get(req);
+    if (!bucket) return done();
+    const deleting = Boolean(bucket.metadata.deletionTimestamp);
+    const hasFinalizer = (bucket.metadata.finalizers ?? []).includes(BUCKET_FINALIZER);
+    if (deleting && !hasFinalizer) return done();
+
+    try {
+      if (bucket.metadata.annotations?.[PAUSED_ANNOTATION] === 'true') {
+        await this.writeStatus(bucket, {
+          phase: bucket.status?.phase ?? 'Pending',
+          ready: this.currentReady(bucket),
+          synced: { status: 'False', reason: Reason.ReconcilePaused, message: `reconciliation paused by ${PAUSED_ANNOTATION}` },
+        });
+        return done();
+      }
+      if (!deleting) {
+        const errors = validate(StorageBucketSpec, bucket.spec);
+        if (errors.length > 0) {
+          const message = formatFieldErrors('spec', errors);
+          await this.writeStatus(bucket, {
+            phase: 'Failed',
+            ready: { status: 'False', reason: Reason.InvalidSpec, message },
+            synced: { status: 'False', reason: Reason.InvalidSpec, message },
+          });
+          this.d.events.event(bucket, 'Warning', EventReason.InvalidSpec, 'Validate', message);
+          throw new TerminalError(`invalid spec: ${message}`);
+        }
+        if (!hasFinalizer) {
+          // Before anything can exist outside the cluster; the resulting watch event brings us back.
+          await this.d.writer.addFinalizer(STORAGE_BUCKET, bucket, BUCKET_FINALIZER);
+          ctx.logger.debug('added finalizer');
+          return done();
+        }
+      }
+
+      let conn: Connection;
+      try {
+        conn = connect(this.d, bucket);
+      } catch (err) {
+        if (!(err instanceof ConnectError)) throw err;
+        return await this.notConnected(bucket, err, ctx);
+      }
+      const obs = await this.observe(conn, bucket, ctx.signal);
+      return await this.execute(bucket, conn, obs, plan(bucket, obs), ctx);
+    } catch (err) {
+      return this.failed(bucket, err, ctx);
+    }
+  }
+
+  /** Asks the provider about the bucket this object refers to; changes nothing. */
+  private async observe(conn: Connection, bucket: StorageBucket, signal: AbortSignal): Promise<Observation> {
+    const status = bucket.status ?? {};
+    const id = status.id ?? bucket.metadata.annotations?.[ADOPT_ANNOTATION];
+    let found: ProviderBucket | undefined;
+    if (id) found = await conn.client.getBucket(id, signal);
+    // A key without an id is the crash window: the create may have happened, so look it up.
+    else if (status.idempotencyKey) found = await conn.client.findByIdempotencyKey(status.idempotencyKey, signal);
+    return found ? { exists: true, bucket: found } : { exists: false };
+  }
+
+  private async execute(bucket: StorageBucket, conn: Connection, obs: Observation, step: Step, ctx: ReconcileContext): Promise<Action> {
+    const log = ctx.logger.child({ bucketID: obs.exists ? obs.bucket.id : bucket.status?.id });
+    switch (step.type) {
+      case 'addFinalizer':
+        await this.d.writer.addFinalizer(STORAGE_BUCKET, bucket, BUCKET_FINALIZER);
+        return done();
+
+      case 'recordKey': {
+        const key = this.newKey();
+        if (step.recreate) {
+          const note = `provider bucket ${bucket.status?.id ?? ''} no longer exists; creating a new one`;
+          this.d.events.event(bucket, 'Warning', EventReason.BucketMissing, 'Observe', note);
+          log.info({ msg: 'provider bucket missing; recreating' });
+        }
+        // Persisted with a resourceVersion precondition BEFORE the create: a stale cache makes
+        // this fail with Conflict instead of minting a second key for the same object.
+        const recorded = await this.writeStatus(bucket, {
+          phase: 'Pending',
+          ready: { status: 'False', reason: Reason.Creating, message: 'creating the bucket at the provider' },
+          synced: SYNCED,
+          idempotencyKey: key,
+          ...(step.recreate ? { id: null } : {}),
+        }, true);
+        return this.create(recorded, conn, key, ctx);
+      }
+
+      case 'create':
+        return this.create(bucket, conn, step.idempotencyKey, ctx);
+
+      case 'update': {
+        const external = obs.exists ? obs.bucket : undefined;
+        const grows = step.patch.sizeGB !== undefined && external !== undefined && step.patch.sizeGB > external.sizeGB;
+        const updated = await conn.client.updateBucket(step.id, step.patch, ctx.signal);
+        // A new generation means the user asked for the change; otherwise the provider drifted.
+        const requested = bucket.metadata.generation !== bucket.status?.observedGeneration;
+        const reason = requested ? EventReason.ResizingBucket : EventReason.CorrectedDrift;
+        this.d.events.event(bucket, 'Normal', reason, 'Update', `updating provider bucket ${step.id}: ${JSON.stringify(step.patch)}`);
+        log.info({ msg: 'updating provider bucket', patch: step.patch });
+        await this.writeStatus(bucket, {
+          observation: { exists: true, bucket: updated },
+          phase: updated.phase === 'Active' ? 'Active' : updated.phase,
+          ready: { status: 'False', reason: grows ? Reason.Resizing : Reason.Updating, message: 'the provider is applying a change' },
+          synced: SYNCED,
+        });
+        return requeueAfter(this.jitter(this.pollMs));
+      }
+
+      case 'delete': {
+        const deleting = await this.writeStatus(bucket, {
+          observation: obs,
+          phase: 'Deleting',
+          ready: { status: 'False', reason: Reason.Deleting, message: 'deleting the bucket at the provider' },
+          synced: SYNCED,
+        });
+        await conn.client.deleteBucket(step.id, ctx.signal);
+        this.d.events.event(bucket, 'Normal', EventReason.DeletedBucket, 'Delete', `deleted provider bucket ${step.id}`);
+        log.info({ msg: 'deleted provider bucket' });
+        // Cleanup succeeded, so the finalizer may go.
+        await this.d.writer.removeFinalizer(STORAGE_BUCKET, deleting, BUCKET_FINALIZER);
+        return done();
+      }
+
+      case 'removeFinalizer': {
+        if (step.orphaned && obs.exists) {
+          this.d.events.event(bucket, 'Normal', EventReason.OrphanedBucket, 'Delete', `left provider bucket ${obs.bucket.id} in place (deletionPolicy Orphan)`);
+        }
+        await this.d.writer.removeFinalizer(STORAGE_BUCKET, bucket, BUCKET_FINALIZER);
+        log.info({ msg: 'released finalizer', orphaned: step.orphaned });
+        return done();
+      }
+
+      case 'none': {
+        if (bucket.metadata.deletionTimestamp || !obs.exists) return done();
+        const external = obs.bucket;
+        await this.ensureOwned(bucket, conn, external);
+        if (step.waiting) {
+          await this.writeStatus(bucket, {
+            observation: obs,
+            phase: step.waiting,
+            ready: { status: 'False', reason: step.waiting === 'Provisioning' ? Reason.Provisioning : Reason.Resizing, message: `the provider reports ${step.waiting}` },
+            synced: SYNCED,
+          });
+          return requeueAfter(this.jitter(this.pollMs));
+        }
+        const wasReady = findCondition(bucket.status?.conditions as Condition[] | undefined, ConditionType.Ready)?.status === 'True';
+        if (!bucket.status?.id && bucket.metadata.annotations?.[ADOPT_ANNOTATION]) {
+          this.d.events.event(bucket, 'Normal', EventReason.AdoptedBucket, 'Adopt', `adopted provider bucket ${external.id}`);
+        }
+        await this.writeStatus(bucket, {
+          observation: obs,
+          phase: 'Active',
+          ready: { status: 'True', reason: Reason.Available, message: '' },
+          synced: SYNCED,
+        });
+        if (!wasReady) {
+          this.d.events.event(bucket, 'Normal', EventReason.BucketReady, 'Observe', `provider bucket ${external.id} is ready`);
+          log.info({ msg: 'bucket ready' });
+        }
+        return requeueAfter(this.jitter(this.driftMs));
+      }
+
+      case 'blocked': {
+        await this.writeStatus(bucket, {
+          phase: 'Failed',
+          ready: { status: 'False', reason: step.reason, message: step.message },
+          synced: { status: 'False', reason: step.reason, message: step.message },
+        });
+        throw new TerminalError(step.message);
+      }
+
+      default:
+        return assertNever(step);
+    }
+  }
+
+  private async create(bucket: StorageBucket, conn: Connection, key: string, ctx: ReconcileContext): Promise<Action> {
+    let created: ProviderBucket;
+    try {
+      created = await conn.client.createBucket(
+        {
+          region: bucket.spec.region,
+          sizeGB: bucket.spec.sizeGB,
+          encrypted: bucket.spec.encrypted ?? false,
+          tags: {
+            'kubernetes-namespace': bucket.metadata.namespace ?? '',
+            'kubernetes-name': bucket.metadata.name ?? '',
+            'kubernetes-uid': bucket.metadata.uid ?? '',
+          },
+        },
+        key,
+        ctx.signal,
+      );
+    } catch (err) {
+      if (isProviderError(err) && err.status === 410) {
+        // The bucket made with this key was deleted behind our back; the key is spent.
+        await this.writeStatus(bucket, {
+          phase: 'Pending',
+          ready: { status: 'False', reason: Reason.Creating, message: 'the previous bucket was deleted at the provider' },
+          synced: SYNCED,
+          idempotencyKey: null,
+          id: null,
+        }, true);
+        return requeueAfter(0);
+      }
+      throw err;
+    }
+    this.d.events.event(bucket, 'Normal', EventReason.CreatedBucket, 'Create', `created provider bucket ${created.id}`);
+    ctx.logger.info({ msg: 'created provider bucket', bucketID: created.id });
+    await this.writeStatus(bucket, {
+      observation: { exists: true, bucket: created },
+      phase: created.phase === 'Active' ? 'Active' : 'Provisioning',
+      ready: { status: 'False', reason: Reason.Provisioning, message: 'the provider reports Provisioning' },
+      synced: SYNCED,
+    });
+    return requeueAfter(this.jitter(this.pollMs));
+  }
+
+  /** Applies the owned Secret and Service when the cached copies differ from the desired ones. */
+  private async ensureOwned(bucket: StorageBucket, conn: Connection, external: ProviderBucket): Promise<void> {
+    const access = { id: external.id, endpoint: external.endpoint, region: external.region, providerEndpoint: conn.endpoint };
+    const ns = bucket.metadata.namespace ?? '';
+    const name = bucket.metadata.name ?? '';
+    const secret = desiredSecret(bucket, access);
+    if (secretNeedsApply(secret, this.d.secrets.get({ namespace: ns, name: accessSecretName(name) }))) {
+      await this.d.writer.apply(SECRET, secret);
+    }
+    const service = desiredService(bucket, access);
+    if (serviceNeedsApply(service, this.d.services.get({ namespace: ns, name: serviceName(name) }))) {
+      await this.d.writer.apply(SERVICE, service);
+    }
+  }
+
+  private async notConnected(bucket: StorageBucket, err: ConnectError, ctx: ReconcileContext): Promise<Action> {
+    const status = bucket.status ?? {};
+    if (bucket.metadata.deletionTimestamp && !status.id && !status.idempotencyKey) {
+      // Nothing was ever created at a provider, so there is nothing to clean up.
+      await this.d.writer.removeFinalizer(STORAGE_BUCKET, bucket, BUCKET_FINALIZER);
+      return done();
+    }
+    const wrote = await this.writeStatus(bucket, {
+      phase: status.phase ?? 'Pending',
+      ready: { status: 'False', reason: err.reason, message: err.message },
+      synced: { status: 'False', reason: err.reason, message: err.message },
+    });
+    if (wrote !== bucket) this.d.events.event(bucket, 'Warning', err.reason, 'Connect', err.message);
+    ctx.logger.debug({ msg: 'waiting for provider configuration', reason: err.reason });
+    // The config and Secret watches bring the bucket back when they appear.
+    return done();
+  }
+
+  /** Turns a failure into status and the runner's retry decision. */
+  private async failed(bucket: StorageBucket, err: unknown, ctx: ReconcileContext): Promise<Action> {
+    if (err instanceof TerminalError) throw err;
+    if (isConflict(err)) {
+      // A stale cache or a concurrent writer: not worth a condition or an error log.
+      ctx.logger.debug({ msg: 'conflict; requeueing' });
+      return requeueAfter(this.jitter(200));
+    }
+    if (!isProviderError(err)) throw err;
+    const message = err.message;
+    const phase: BucketPhase = bucket.status?.phase ?? 'Pending';
+    if (err.isAuthError) {
+      await this.writeStatus(bucket, {
+        phase,
+        ready: { status: 'False', reason: Reason.CredentialsRejected, message },
+        synced: { status: 'False', reason: Reason.CredentialsRejected, message },
+      }).catch(() => undefined);
+      this.d.events.event(bucket, 'Warning', EventReason.CredentialsRejected, 'Connect', message);
+      // A Secret rotation re-enqueues the bucket; retrying the same key cannot help.
+      throw new TerminalError('provider rejected the credentials', { cause: err });
+    }
+    if (!err.retryable) {
+      await this.writeStatus(bucket, {
+        phase: 'Failed',
+        ready: { status: 'False', reason: Reason.InvalidSpec, message },
+        synced: { status: 'False', reason: Reason.InvalidSpec, message },
+      }).catch(() => undefined);
+      this.d.events.event(bucket, 'Warning', EventReason.InvalidSpec, 'Provider', message);
+      throw new TerminalError('provider rejected the bucket', { cause: err });
+    }
+    const throttled = err.status === 429;
+    await this.writeStatus(bucket, {
+      phase,
+      ready: this.currentReady(bucket),
+      synced: { status: 'False', reason: throttled ? Reason.Throttled : Reason.ProviderUnavailable, message },
+    }).catch(() => undefined);
+    if (err.retryAfterMs !== undefined) return requeueAfter(this.jitter(Math.max(err.retryAfterMs, 100)));
+    throw new Error(`cannot reconcile bucket ${bucket.metadata.namespace}/${bucket.metadata.name}`, { cause: err });
+  }
+
+  /** The Ready condition as it stands, so a transient failure does not flip it. */
+  private currentReady(bucket: StorageBucket): ConditionFacts {
+    const c = findCondition(bucket.status?.conditions as Condition[] | undefined, ConditionType.Ready);
+    if (!c) return { status: 'Unknown', reason: Reason.Unknown, message: '' };
+    return { status: c.status, reason: c.reason as Reason, message: c.message };
+  }
+
+  /** Writes status when it changed; returns the object as it now stands. */
+  private async writeStatus(bucket: StorageBucket, facts: StatusFacts, expectResourceVersion = false): Promise<StorageBucket> {
+    const next = nextStatus(bucket, facts, this.now());
+    if (statusEqual(bucket.status, next)) return bucket;
+    return this.d.writer.patchStatus(STORAGE_BUCKET, bucket, statusMergePatch(bucket.status, next), { expectResourceVersion });
+  }
+}
+

@@ -1,0 +1,31 @@
+/**
+ * The writes the bucket controllers make to Kubernetes, as one small seam. setup.ts binds it
+ * to the runtime's client helpers; tests of the orchestrator can pass plain objects.
+ */
+import type { KubeObject, ResourceKind } from '../runtime/types';
+
+/** Kubernetes writes used by the reconcilers. */
+export interface ObjectWriter {
+  /** Adds `finalizer`; fails with a conflict rather than overwrite a concurrent change. */
+  addFinalizer<T extends KubeObject>(kind: ResourceKind, obj: T, finalizer: string): Promise<T>;
+  /** Removes `finalizer`; a no-op when it is already gone or the object is deleted. */
+  removeFinalizer<T extends KubeObject>(kind: ResourceKind, obj: T, finalizer: string): Promise<void>;
+  /**
+   * Merge-patches the status subresource. With `expectResourceVersion` the patch carries
+   * `metadata.resourceVersion`, so it fails with Conflict when `obj` was stale: this is what
+   * makes recording an idempotency key safe against a lagging cache.
+   */
+  patchStatus<T extends KubeObject>(
+    kind: ResourceKind,
+    obj: T,
+    status: Record<string, unknown>,
+    opts?: { expectResourceVersion?: boolean },
+  ): Promise<T>;
+  /** Server-side applies an owned object with the operator's field manager. */
+  apply(kind: ResourceKind, obj: KubeObject): Promise<void>;
+}
+
+/** Records Kubernetes Events about an object; never throws. */
+export interface EventSink {
+  event(regarding: KubeObject, type: 'Normal' | 'Warning', reason: string, action: string, note: string): void;
+}
