@@ -110,9 +110,9 @@ async function handle(p: Pipeline, req: IncomingMessage, res: ServerResponse): P
     req.socket.destroy();
     status = 'dropped';
   } else {
-    // An error answer to an unread body (e.g. 413) closes the connection instead of
-    // draining what may be a huge upload.
-    if (reply.status >= 400 && !req.complete) res.setHeader('Connection', 'close');
+    // Other unread bodies are drained by Node to keep the connection alive; an oversized
+    // one may be huge, so close instead of reading it all.
+    if (reply.status === 413 && !req.complete) res.setHeader('Connection', 'close');
     status = writeReply(res, reply);
   }
   p.stats.record(method, route, status);
