@@ -10,7 +10,7 @@ export type TimerHandle = unknown;
 export interface Clock {
   /** Milliseconds since an arbitrary origin; only differences are meaningful. */
   now(): number;
-  /** Runs `fn` once after `ms`; the timer must not keep the process alive on its own. */
+  /** Runs `fn` once after `ms`. */
   setTimeout(fn: () => void, ms: number): TimerHandle;
   clearTimeout(handle: TimerHandle): void;
 }
@@ -18,12 +18,9 @@ export interface Clock {
 /** The wall clock backed by Node timers. */
 export const realClock: Clock = {
   now: () => performance.now(),
-  setTimeout: (fn, ms) => {
-    const t = setTimeout(fn, Math.max(0, ms));
-    // Pending backoff or lease timers alone should never hold a finished process open.
-    t.unref();
-    return t;
-  },
+  // Timers stay referenced, as plain Node timers are: every owner clears its timers on
+  // shutdown, and an awaited sleep must keep the process alive.
+  setTimeout: (fn, ms) => setTimeout(fn, Math.max(0, ms)),
   clearTimeout: (handle) => clearTimeout(handle as NodeJS.Timeout),
 };
 

@@ -35,7 +35,7 @@ export interface ControllerDeps {
 }
 
 /** Options of `for`, `owns` and `watches`. */
-export interface WatchOptions<T extends KubeObject = KubeObject> {
+export interface EventSourceOptions<T extends KubeObject = KubeObject> {
   /** All must pass for an event to enqueue. */
   readonly predicates?: readonly Predicate<T>[];
   readonly informerOptions?: InformerOptions;
@@ -85,12 +85,12 @@ type Mapper = (obj: KubeObject) => readonly ObjectKey[];
 interface Source {
   readonly kind: ResourceKind;
   readonly map: Mapper;
-  readonly options: WatchOptions;
+  readonly options: EventSourceOptions;
 }
 
 /** Builds a controller: `new ControllerBuilder(name, deps).for(kind).owns(kind).complete(r)`. */
 export class ControllerBuilder {
-  private primary?: { kind: ResourceKind; options: WatchOptions };
+  private primary?: { kind: ResourceKind; options: EventSourceOptions };
   private readonly secondary: Source[] = [];
   private options: ControllerOptions = {};
 
@@ -104,9 +104,9 @@ export class ControllerBuilder {
   }
 
   /** The kind this controller reconciles; each event enqueues the object's own key. */
-  for<T extends KubeObject>(kind: ResourceKind, options: WatchOptions<T> = {}): this {
+  for<T extends KubeObject>(kind: ResourceKind, options: EventSourceOptions<T> = {}): this {
     if (this.primary) throw new Error(`controller "${this.name}": for() may be called only once`);
-    this.primary = { kind, options: options as WatchOptions };
+    this.primary = { kind, options: options as EventSourceOptions };
     return this;
   }
 
@@ -115,9 +115,9 @@ export class ControllerBuilder {
    * that ownerReference has the For kind's group and kind (the version is ignored, as in
    * controller-runtime, since an owner may be referenced through any served version).
    */
-  owns<T extends KubeObject>(kind: ResourceKind, options: WatchOptions<T> = {}): this {
+  owns<T extends KubeObject>(kind: ResourceKind, options: EventSourceOptions<T> = {}): this {
     const primary = this.requirePrimary('owns');
-    this.secondary.push({ kind, map: (obj) => controllerOwnerKeys(obj, primary), options: options as WatchOptions });
+    this.secondary.push({ kind, map: (obj) => controllerOwnerKeys(obj, primary), options: options as EventSourceOptions });
     return this;
   }
 
@@ -125,9 +125,9 @@ export class ControllerBuilder {
   watches<T extends KubeObject>(
     kind: ResourceKind,
     mapFn: (obj: T) => readonly ObjectKey[],
-    options: WatchOptions<T> = {},
+    options: EventSourceOptions<T> = {},
   ): this {
-    this.secondary.push({ kind, map: mapFn as Mapper, options: options as WatchOptions });
+    this.secondary.push({ kind, map: mapFn as Mapper, options: options as EventSourceOptions });
     return this;
   }
 
@@ -159,7 +159,7 @@ export class ControllerBuilder {
     return runner;
   }
 
-  private requirePrimary(caller: string): { kind: ResourceKind; options: WatchOptions } {
+  private requirePrimary(caller: string): { kind: ResourceKind; options: EventSourceOptions } {
     if (!this.primary) throw new Error(`controller "${this.name}": call for() before ${caller}()`);
     return this.primary;
   }

@@ -1,0 +1,331 @@
+/**
+ * Lease-based leader election (coordination.k8s.io/v1), after client-go's leaderelection:
+ * expiry is judged by when this replica last saw the lease change, on its own clock, so
+ * clock skew between replicas cannot hand the lease to two holders.
+ */
+import { hostname } from 'node:os';
+import { randomUUID } from 'node:crypto';
+import { V1MicroTime, type V1Lease, type V1LeaseSpec } from '@kubernetes/client-node';
+import type { Logger } from 'pino';
+import { realClock, sleep, type Clock } from './clock';
+
+/** The subset of client-node's `CoordinationV1Api` that leader election uses. */
+export interface LeaseApi {
+  readNamespacedLease(param: { name: string; namespace: string }): Promise<V1Lease>;
+  createNamespacedLease(param: { namespace: string; body: V1Lease }): Promise<V1Lease>;
+  replaceNamespacedLease(param: { name: string; namespace: string; body: V1Lease }): Promise<V1Lease>;
+}
+
+/** Where the lease lives and how it is timed; durations default to controller-runtime's. */
+export interface LeaderElectionConfig {
+  readonly namespace: string;
+  readonly name: string;
+  /** @default `${hostname}_${uuid}` */
+  readonly identity?: string;
+  /** How long others wait, after last seeing the lease change, before taking it. @default 15000 */
+  readonly leaseDurationMs?: number;
+  /** How long the leader keeps trying to renew before it gives up leading. @default 10000 */
+  readonly renewDeadlineMs?: number;
+  /** Interval between acquire or renew attempts. @default 2000 */
+  readonly retryPeriodMs?: number;
+  /** Clear the lease on graceful stop so a successor takes over at once. @default true */
+  readonly releaseOnCancel?: boolean;
+}
+
+/** Lifecycle hooks; they run synchronously inside the election loop, so keep them short. */
+export interface LeaderCallbacks {
+  onStartedLeading?(): void;
+  /** Leadership ended: lost, or given up on stop. */
+  onStoppedLeading?(): void;
+  /** Another (or this) identity was seen holding the lease. */
+  onNewLeader?(identity: string): void;
+}
+
+/** Reports the `leader_election_master_status` gauge. */
+export interface LeaderMetrics {
+  setLeader(name: string, isLeader: boolean): void;
+}
+
+/** How `run` ended: `lost` means leadership ended while the caller still wanted it. */
+export type ElectionOutcome = 'lost' | 'stopped';
+
+/** Options of `LeaderElector`. */
+export interface LeaderElectorOptions {
+  readonly api: LeaseApi;
+  readonly config: LeaderElectionConfig;
+  readonly logger: Logger;
+  readonly callbacks?: LeaderCallbacks;
+  readonly metrics?: LeaderMetrics;
+  /** @default realClock */
+  readonly clock?: Clock;
+}
+
+// client-go's JitterFactor: spreads the retries of several standbys.
+const JITTER = 1.2;
+
+type Attempt = 'acquired' | 'held' | 'conflict' | 'error';
+
+/** Runs for a lease: acquires it, renews it, and releases it on graceful stop. */
+export class LeaderElector {
+  readonly identity: string;
+  private readonly cfg: Required<Omit<LeaderElectionConfig, 'identity'>>;
+  private readonly clock: Clock;
+  private readonly logger: Logger;
+  private leading = false;
+  /** Last lease read or written, and when (local clock) its resourceVersion last changed. */
+  private observed?: V1Lease;
+  private observedAt = 0;
+  private lastRenewAt = 0;
+  /** Local time since when every attempt has failed with an API error; undefined when fine. */
+  private failingSince?: number;
+  private running = false;
+
+  constructor(private readonly opts: LeaderElectorOptions) {
+    const c = opts.config;
+    this.identity = c.identity ?? `${hostname()}_${randomUUID()}`;
+    this.cfg = {
+      namespace: c.namespace,
+      name: c.name,
+      leaseDurationMs: c.leaseDurationMs ?? 15_000,
+      renewDeadlineMs: c.renewDeadlineMs ?? 10_000,
+      retryPeriodMs: c.retryPeriodMs ?? 2_000,
+      releaseOnCancel: c.releaseOnCancel ?? true,
+    };
+    const { leaseDurationMs, renewDeadlineMs, retryPeriodMs } = this.cfg;
+    if (!(leaseDurationMs > renewDeadlineMs)) {
+      throw new Error(`leaseDurationMs (${leaseDurationMs}) must be greater than renewDeadlineMs (${renewDeadlineMs})`);
+    }
+    if (!(renewDeadlineMs > JITTER * retryPeriodMs) || !(retryPeriodMs > 0)) {
+      throw new Error(`renewDeadlineMs (${renewDeadlineMs}) must exceed ${JITTER} * retryPeriodMs (${retryPeriodMs})`);
+    }
+    if (!c.namespace || !c.name) throw new Error('leader election needs a lease namespace and name');
+    this.clock = opts.clock ?? realClock;
+    this.logger = opts.logger.child({ lease: `${c.namespace}/${c.name}`, identity: this.identity });
+    opts.metrics?.setLeader(c.name, false);
+  }
+
+  /** True while this replica holds the lease and has renewed it within the deadline. */
+  isLeader(): boolean {
+    return this.leading;
+  }
+
+  /** Holder of the lease as last observed ('' when free or unknown). */
+  observedLeader(): string {
+    return this.observed?.spec?.holderIdentity ?? '';
+  }
+
+  /**
+   * Health of the election: a message while this replica cannot reach the lease for longer
+   * than renewDeadline (a leader that cannot renew, a standby that could never take over).
+   */
+  check(): string | undefined {
+    if (this.failingSince === undefined) return undefined;
+    const failingMs = this.clock.now() - this.failingSince;
+    if (failingMs <= this.cfg.renewDeadlineMs) return undefined;
+    return `lease ${this.cfg.namespace}/${this.cfg.name} unreachable for ${Math.round(failingMs)} ms`;
+  }
+
+  /**
+   * Campaigns until leading, then renews until `signal` aborts (resolves 'stopped', after
+   * releasing the lease when configured) or a renewal misses renewDeadline (resolves
+   * 'lost'). Never rejects.
+   */
+  async run(signal: AbortSignal): Promise<ElectionOutcome> {
+    if (this.running) throw new Error('LeaderElector.run is already running');
+    this.running = true;
+    try {
+      if (!(await this.acquire(signal))) return 'stopped';
+      this.setLeading(true);
+      this.opts.callbacks?.onStartedLeading?.();
+      const outcome = await this.renew(signal);
+      this.setLeading(false);
+      if (outcome === 'stopped' && this.cfg.releaseOnCancel) await this.release();
+      this.opts.callbacks?.onStoppedLeading?.();
+      return outcome;
+    } finally {
+      this.running = false;
+    }
+  }
+
+  private async acquire(signal: AbortSignal): Promise<boolean> {
+    this.logger.info('Attempting to acquire leader lease');
+    for (;;) {
+      if (signal.aborted) return false;
+      if ((await this.tryAcquireOrRenew()) === 'acquired') {
+        this.logger.info('Successfully acquired lease');
+        return true;
+      }
+      if (!(await this.pause(this.cfg.retryPeriodMs * (1 + Math.random() * (JITTER - 1)), signal))) return false;
+    }
+  }
+
+  private async renew(signal: AbortSignal): Promise<ElectionOutcome> {
+    this.lastRenewAt = this.clock.now();
+    for (;;) {
+      if (!(await this.pause(this.cfg.retryPeriodMs, signal))) return 'stopped';
+      const deadline = this.lastRenewAt + this.cfg.renewDeadlineMs;
+      const attempt = await this.withDeadline(this.tryAcquireOrRenew(), deadline - this.clock.now());
+      if (signal.aborted && attempt !== 'acquired') return 'stopped';
+      if (attempt === 'acquired') {
+        this.lastRenewAt = this.clock.now();
+        continue;
+      }
+      if (attempt === 'held') {
+        this.logger.error({ holder: this.observedLeader() }, 'Leader lease taken by another replica');
+        return 'lost';
+      }
+      if (this.clock.now() >= deadline) {
+        this.logger.error({ renewDeadlineMs: this.cfg.renewDeadlineMs }, 'Failed to renew leader lease in time');
+        return 'lost';
+      }
+    }
+  }
+
+  /** One read-modify-write of the lease, with resourceVersion as the optimistic lock. */
+  private async tryAcquireOrRenew(): Promise<Attempt> {
+    const { namespace, name } = this.cfg;
+    let current: V1Lease;
+    try {
+      current = await this.opts.api.readNamespacedLease({ name, namespace });
+    } catch (err) {
+      if (statusOf(err) !== 404) return this.failed(err, 'read');
+      try {
+        const created = await this.opts.api.createNamespacedLease({
+          namespace,
+          body: { metadata: { name, namespace }, spec: this.specFor(undefined) },
+        });
+        return this.succeeded(created);
+      } catch (createErr) {
+        return statusOf(createErr) === 409 ? this.conflict() : this.failed(createErr, 'create');
+      }
+    }
+    this.observe(current);
+    const holder = current.spec?.holderIdentity ?? '';
+    const durationMs = (current.spec?.leaseDurationSeconds ?? 0) * 1000;
+    if (holder && holder !== this.identity && this.observedAt + durationMs > this.clock.now()) {
+      this.failingSince = undefined;
+      return 'held';
+    }
+    try {
+      const updated = await this.opts.api.replaceNamespacedLease({
+        name,
+        namespace,
+        body: { ...current, spec: this.specFor(current.spec) },
+      });
+      return this.succeeded(updated);
+    } catch (err) {
+      return statusOf(err) === 409 ? this.conflict() : this.failed(err, 'update');
+    }
+  }
+
+  private specFor(previous: V1LeaseSpec | undefined): V1LeaseSpec {
+    const now = new V1MicroTime();
+    const renewing = previous?.holderIdentity === this.identity;
+    return {
+      holderIdentity: this.identity,
+      leaseDurationSeconds: Math.ceil(this.cfg.leaseDurationMs / 1000),
+      acquireTime: renewing && previous?.acquireTime ? toMicroTime(previous.acquireTime) : now,
+      renewTime: now,
+      leaseTransitions: (previous?.leaseTransitions ?? 0) + (previous && !renewing ? 1 : 0),
+    };
+  }
+
+  /** Gives the lease up: empty holder and 1 s duration, as client-go's ReleaseOnCancel. */
+  private async release(): Promise<void> {
+    const lease = this.observed;
+    if (!lease || lease.spec?.holderIdentity !== this.identity) return;
+    const now = new V1MicroTime();
+    try {
+      const released = await this.opts.api.replaceNamespacedLease({
+        name: this.cfg.name,
+        namespace: this.cfg.namespace,
+        body: {
+          ...lease,
+          spec: {
+            holderIdentity: '',
+            leaseDurationSeconds: 1,
+            acquireTime: now,
+            renewTime: now,
+            leaseTransitions: lease.spec.leaseTransitions ?? 0,
+          },
+        },
+      });
+      this.observe(released);
+      this.logger.info('Released leader lease');
+    } catch (err) {
+      // The lease then simply expires; a successor waits leaseDuration instead of nothing.
+      this.logger.warn({ err }, 'Failed to release leader lease');
+    }
+  }
+
+  private observe(lease: V1Lease): void {
+    const changed = lease.metadata?.resourceVersion !== this.observed?.metadata?.resourceVersion;
+    const previousHolder = this.observedLeader();
+    this.observed = lease;
+    if (changed) this.observedAt = this.clock.now();
+    const holder = this.observedLeader();
+    if (holder && holder !== previousHolder) {
+      if (holder !== this.identity) this.logger.info({ holder }, 'New leader observed');
+      this.opts.callbacks?.onNewLeader?.(holder);
+    }
+  }
+
+  private succeeded(lease: V1Lease): Attempt {
+    this.failingSince = undefined;
+    this.observe(lease);
+    return 'acquired';
+  }
+
+  private conflict(): Attempt {
+    // Another replica wrote first; the next attempt reads its record.
+    this.failingSince = undefined;
+    return 'conflict';
+  }
+
+  private failed(err: unknown, op: string): Attempt {
+    this.failingSince ??= this.clock.now();
+    this.logger.debug({ err, op }, 'Leader lease request failed');
+    return 'error';
+  }
+
+  private setLeading(leading: boolean): void {
+    this.leading = leading;
+    this.opts.metrics?.setLeader(this.cfg.name, leading);
+  }
+
+  /** Sleeps; false when `signal` aborted instead. */
+  private async pause(ms: number, signal: AbortSignal): Promise<boolean> {
+    try {
+      await sleep(this.clock, ms, signal);
+      return true;
+    } catch {
+      return false;
+    }
+  }
+
+  /** A hung request must not stretch the renew deadline; its late answer is ignored. */
+  private async withDeadline(attempt: Promise<Attempt>, ms: number): Promise<Attempt> {
+    let timer: unknown;
+    const expired = new Promise<Attempt>((resolve) => {
+      timer = this.clock.setTimeout(() => resolve('error'), Math.max(0, ms));
+    });
+    try {
+      return await Promise.race([attempt, expired]);
+    } finally {
+      this.clock.clearTimeout(timer);
+    }
+  }
+}
+
+/** HTTP status of a client-node `ApiException` (or anything with a numeric `code`/`status`). */
+function statusOf(err: unknown): number | undefined {
+  if (typeof err !== 'object' || err === null) return undefined;
+  const e = err as { code?: unknown; status?: unknown };
+  if (typeof e.code === 'number') return e.code;
+  return typeof e.status === 'number' ? e.status : undefined;
+}
+
+/** Times come back as strings at run time despite the Date typing; re-wrap for 6-digit output. */
+function toMicroTime(value: Date | string): V1MicroTime {
+  return new V1MicroTime(value instanceof Date ? value.getTime() : Date.parse(value));
+}
