@@ -163,9 +163,14 @@ export class Manager implements ControllerDeps {
     try {
       this.listeningDeferred.resolve(await this.servers.start());
       for (const inf of informers) inf.start();
-      await Promise.all(informers.map((inf) => inf.waitForSync(signal)));
+      try {
+        await Promise.all(informers.map((inf) => inf.waitForSync(signal)));
+      } catch (err) {
+        // Stopping while the caches fill is a normal shutdown, not a failed start.
+        if (signal.aborted) return;
+        throw err;
+      }
       this.logger.info({ informers: informers.length }, 'Caches synced');
-      if (signal.aborted) return;
 
       if (this.elector) {
         election = this.elector.run(electionStop.signal);

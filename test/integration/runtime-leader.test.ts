@@ -1,0 +1,264 @@
+import { CoordinationV1Api, CoreV1Api } from '@kubernetes/client-node';
+import { expect } from 'chai';
+import { Registry } from 'prom-client';
+import { KubeClient } from '../../operator/runtime/client';
+import { ControllerBuilder } from '../../operator/runtime/controller';
+import { InformerFactory } from '../../operator/runtime/informer-factory';
+import { createLogger } from '../../operator/runtime/logging';
+import { LeaderElectionLostError, Manager } from '../../operator/runtime/manager';
+import { done } from '../../operator/runtime/reconcile';
+import type { ResourceKind } from '../../operator/runtime/types';
+import { waitFor, type ControlPlane } from '../support/control-plane';
+import { freshNamespace, sharedControlPlane } from './setup';
+
+const ConfigMaps: ResourceKind = { group: '', version: 'v1', kind: 'ConfigMap', plural: 'configmaps', namespaced: true };
+const Missing: ResourceKind = { group: 'example.com', version: 'v1', kind: 'Missing', plural: 'missings', namespaced: true };
+
+interface Timing {
+  leaseDurationMs: number;
+  renewDeadlineMs: number;
+  retryPeriodMs: number;
+}
+const FAST: Timing = { leaseDurationMs: 4_000, renewDeadlineMs: 3_000, retryPeriodMs: 500 };
+
+interface Replica {
+  readonly mgr: Manager;
+  /** ConfigMap names this replica reconciled. */
+  readonly seen: string[];
+  readonly abort: AbortController;
+  /** Settles with start()'s error, or undefined when it returned normally. */
+  readonly result: Promise<unknown>;
+  readonly client: KubeClient;
+}
+
+function replica(
+  cp: ControlPlane,
+  ns: string,
+  lease: string,
+  opts: { timing?: Timing; releaseOnCancel?: boolean; kind?: ResourceKind; leaderElection?: boolean } = {},
+): Replica {
+  const kubeConfig = cp.kubeConfig();
+  const logger = createLogger({ level: 'silent' });
+  const registry = new Registry();
+  const client = new KubeClient({ kubeConfig, registry });
+  const mgr = new Manager({
+    kubeConfig,
+    logger,
+    informers: new InformerFactory({ lw: client, logger }),
+    namespace: ns,
+    leaderElection: {
+      enabled: opts.leaderElection ?? true,
+      namespace: ns,
+      name: lease,
+      releaseOnCancel: opts.releaseOnCancel ?? true,
+      ...(opts.timing ?? FAST),
+    },
+    metricsBindAddress: '127.0.0.1:0',
+    healthProbeBindAddress: '127.0.0.1:0',
+    gracefulShutdownTimeoutMs: 5_000,
+    registry,
+  });
+  const seen: string[] = [];
+  mgr.add(
+    new ControllerBuilder('toy', mgr).for(opts.kind ?? ConfigMaps).complete({
+      async reconcile(req) {
+        seen.push(req.name);
+        return done();
+      },
+    }),
+  );
+  const abort = new AbortController();
+  const result = mgr.start(abort.signal).then(
+    () => undefined,
+    (err: unknown) => err,
+  );
+  return { mgr, seen, abort, result, client };
+}
+
+async function stopAll(replicas: Replica[]): Promise<void> {
+  for (const r of replicas) r.abort.abort();
+  await Promise.all(replicas.map((r) => r.result));
+  for (const r of replicas) r.client.close();
+}
+
+async function httpGet(url: string): Promise<{ status: number; body: string }> {
+  const res = await fetch(url);
+  return { status: res.status, body: await res.text() };
+}
+
+async function exactlyOneLeader(replicas: Replica[], timeoutMs: number): Promise<Replica> {
+  return waitFor(
+    async () => {
+      const leaders = replicas.filter((r) => r.mgr.isLeader());
+      return leaders.length === 1 ? leaders[0] : undefined;
+    },
+    { description: 'exactly one leader', timeoutMs, intervalMs: 50 },
+  );
+}
+
+describe('runtime: leader election and manager (real control plane)', function () {
+  this.timeout(120_000);
+  let cp: ControlPlane;
+  let ns: string;
+  const running: Replica[] = [];
+
+  before(async () => {
+    cp = await sharedControlPlane();
+  });
+  beforeEach(async () => {
+    ns = await freshNamespace(cp, 'rt-leader');
+  });
+  afterEach(async () => {
+    await stopAll(running.splice(0));
+  });
+
+  async function createConfigMap(name: string): Promise<void> {
+    await cp.kubeConfig().makeApiClient(CoreV1Api).createNamespacedConfigMap({ namespace: ns, body: { metadata: { name } } });
+  }
+
+  async function holderOf(lease: string): Promise<string> {
+    const l = await cp.kubeConfig().makeApiClient(CoordinationV1Api).readNamespacedLease({ name: lease, namespace: ns });
+    return l.spec?.holderIdentity ?? '';
+  }
+
+  it('elects exactly one leader, and only the leader reconciles', async () => {
+    const a = replica(cp, ns, 'toy');
+    const b = replica(cp, ns, 'toy');
+    running.push(a, b);
+    const leader = await exactlyOneLeader([a, b], 20_000);
+    const follower = leader === a ? b : a;
+    expect(await holderOf('toy')).to.equal(leader.mgr.identity);
+
+    await createConfigMap('one');
+    await waitFor(async () => (leader.seen.includes('one') ? true : undefined), {
+      description: 'the leader to reconcile ConfigMap one',
+    });
+    // The follower has had the same events in its cache all along; give it several retry periods.
+    await new Promise((r) => setTimeout(r, 3 * FAST.retryPeriodMs));
+    expect(follower.seen).to.deep.equal([]);
+    expect([a, b].filter((r) => r.mgr.isLeader())).to.have.length(1);
+  });
+
+  it('a standby takes over after the leader crashes, within leaseDuration plus retry periods', async () => {
+    const a = replica(cp, ns, 'crash', { releaseOnCancel: false });
+    const b = replica(cp, ns, 'crash', { releaseOnCancel: false });
+    running.push(a, b);
+    const leader = await exactlyOneLeader([a, b], 20_000);
+    const standby = leader === a ? b : a;
+
+    // Abort without releasing the lease: to the standby this is a crash.
+    leader.abort.abort();
+    expect(await leader.result).to.equal(undefined);
+    expect(await holderOf('crash'), 'lease left behind').to.equal(leader.mgr.identity);
+
+    // Worst case: the last renewal was seen up to 1.2 retry periods late, and expiry is
+    // noticed up to 1.2 retry periods after it happens; one second of slack for the API.
+    const bound = FAST.leaseDurationMs + 2.4 * FAST.retryPeriodMs + 1_000;
+    await waitFor(async () => (standby.mgr.isLeader() ? true : undefined), {
+      description: 'the standby to take over',
+      timeoutMs: bound,
+      intervalMs: 50,
+    });
+    expect(await holderOf('crash')).to.equal(standby.mgr.identity);
+    await createConfigMap('after-crash');
+    await waitFor(async () => (standby.seen.includes('after-crash') ? true : undefined), {
+      description: 'the new leader to reconcile',
+    });
+  });
+
+  it('a graceful stop releases the lease so the standby takes over at once', async () => {
+    const slow: Timing = { leaseDurationMs: 15_000, renewDeadlineMs: 10_000, retryPeriodMs: 500 };
+    const a = replica(cp, ns, 'graceful', { timing: slow });
+    const b = replica(cp, ns, 'graceful', { timing: slow });
+    running.push(a, b);
+    const leader = await exactlyOneLeader([a, b], 20_000);
+    const standby = leader === a ? b : a;
+    // Let the standby observe the lease, so it would otherwise have to wait the full 15 s.
+    await new Promise((r) => setTimeout(r, 2 * slow.retryPeriodMs));
+
+    leader.abort.abort();
+    expect(await leader.result).to.equal(undefined);
+    expect(await holderOf('graceful'), 'released on stop').to.equal('');
+    await waitFor(async () => (standby.mgr.isLeader() ? true : undefined), {
+      description: 'the standby to take over a released lease',
+      timeoutMs: 3 * slow.retryPeriodMs + 1_000,
+      intervalMs: 50,
+    });
+  });
+
+  it('a leader whose lease is taken stops reconciling and start() rejects', async () => {
+    const a = replica(cp, ns, 'stolen');
+    running.push(a);
+    await exactlyOneLeader([a], 20_000);
+    const res = await cp.kubectl([
+      'patch', 'lease', 'stolen', '-n', ns, '--type=merge',
+      '-p', JSON.stringify({ spec: { holderIdentity: 'intruder', leaseDurationSeconds: 60 } }),
+    ]);
+    expect(res.code, res.stderr).to.equal(0);
+    const err = await a.result;
+    expect(err).to.be.instanceOf(LeaderElectionLostError);
+    expect(a.mgr.isLeader()).to.equal(false);
+    const countBefore = a.seen.length;
+    await createConfigMap('after-loss');
+    await new Promise((r) => setTimeout(r, 3 * FAST.retryPeriodMs));
+    expect(a.seen.length, 'no reconcile after losing the lease').to.equal(countBefore);
+  });
+
+  it('serves the controller-runtime metric names on /metrics', async () => {
+    const a = replica(cp, ns, 'metrics');
+    running.push(a);
+    await exactlyOneLeader([a], 20_000);
+    await createConfigMap('m');
+    await waitFor(async () => (a.seen.includes('m') ? true : undefined), { description: 'a reconcile' });
+    const { metrics } = await a.mgr.listening();
+    const res = await httpGet(`http://127.0.0.1:${metrics?.port}/metrics`);
+    expect(res.status).to.equal(200);
+    for (const name of [
+      'controller_runtime_reconcile_total',
+      'controller_runtime_reconcile_errors_total',
+      'controller_runtime_terminal_reconcile_errors_total',
+      'controller_runtime_reconcile_time_seconds',
+      'controller_runtime_active_workers',
+      'controller_runtime_max_concurrent_reconciles',
+      'workqueue_depth',
+      'workqueue_adds_total',
+      'workqueue_retries_total',
+      'workqueue_queue_duration_seconds',
+      'workqueue_work_duration_seconds',
+      'workqueue_unfinished_work_seconds',
+      'workqueue_longest_running_processor_seconds',
+      'leader_election_master_status',
+      'rest_client_requests_total',
+      'process_cpu_user_seconds_total',
+    ]) {
+      expect(res.body, name).to.match(new RegExp(`^# TYPE ${name} `, 'm'));
+    }
+    expect(res.body).to.include('leader_election_master_status{name="metrics"} 1');
+    expect(res.body).to.match(/controller_runtime_reconcile_total\{controller="toy",result="success"\} [1-9]/);
+  });
+
+  it('/readyz fails while an informer cannot sync and passes once synced; /healthz is live', async () => {
+    const stuck = replica(cp, ns, 'ready-stuck', { kind: Missing, leaderElection: false });
+    const fine = replica(cp, ns, 'ready-fine', { leaderElection: false });
+    running.push(stuck, fine);
+    const stuckAddr = (await stuck.mgr.listening()).health;
+    const fineAddr = (await fine.mgr.listening()).health;
+
+    const notReady = await httpGet(`http://127.0.0.1:${stuckAddr?.port}/readyz?verbose`);
+    expect(notReady.status).to.equal(500);
+    expect(notReady.body).to.match(/\[-\]informers failed: informers not ready: Missing \(not synced\)/);
+    expect((await httpGet(`http://127.0.0.1:${stuckAddr?.port}/healthz`)).status, 'alive though not ready').to.equal(200);
+
+    const ready = await waitFor(
+      async () => {
+        const r = await httpGet(`http://127.0.0.1:${fineAddr?.port}/readyz?verbose`);
+        return r.status === 200 ? r : undefined;
+      },
+      { description: '/readyz to pass' },
+    );
+    expect(ready.body).to.include('[+]informers ok');
+    expect((await httpGet(`http://127.0.0.1:${fineAddr?.port}/readyz/informers`)).body).to.equal('ok');
+    expect((await httpGet(`http://127.0.0.1:${fineAddr?.port}/healthz?verbose`)).body).to.include('[+]event-loop ok');
+    expect((await httpGet(`http://127.0.0.1:${fineAddr?.port}/readyz/nope`)).status).to.equal(404);
+  });
+});
