@@ -436,13 +436,19 @@ export class KubeClient implements ListerWatcher {
       }
       opts.onOpen?.();
       const decoder = new WatchLineDecoder();
-      try {
-        for await (const chunk of res as AsyncIterable<Buffer>) {
-          for (const raw of decoder.push(chunk)) yield decodeWatchEvent<T>(raw);
+      const chunks = (res as AsyncIterable<Buffer>)[Symbol.asyncIterator]();
+      for (;;) {
+        let next: IteratorResult<Buffer>;
+        try {
+          next = await chunks.next();
+        } catch (err) {
+          if (opts.signal?.aborted) return;
+          throw transportError('WATCH', path, err);
         }
-      } catch (err) {
-        if (opts.signal?.aborted) return;
-        throw transportError('WATCH', path, err);
+        if (next.done) break;
+        // Decoding stays outside the transport try: an ERROR frame's ApiError (410 above
+        // all) must reach the caller as itself, not wrapped as a connection failure.
+        for (const raw of decoder.push(next.value)) yield decodeWatchEvent<T>(raw);
       }
       for (const raw of decoder.end()) yield decodeWatchEvent<T>(raw);
     } finally {
