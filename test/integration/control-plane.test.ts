@@ -206,22 +206,25 @@ describe('local control plane (etcd, kube-apiserver, kube-controller-manager)', 
     });
   });
 
-  it('restarts kube-apiserver on the same address, and the controllers reconnect', async function () {
-    this.timeout(180_000);
-    const server = cp.server;
-    await cp.restartApiServer();
-    expect(cp.server).to.equal(server);
+  // Last, and in a suite of its own: mocha runs a suite's own tests before its nested suites.
+  describe('kube-apiserver restart', function () {
+    it('serves again on the same address, and the controllers reconnect', async function () {
+      this.timeout(180_000);
+      const server = cp.server;
+      await cp.restartApiServer();
+      expect(cp.server).to.equal(server);
 
-    const ns = await freshNamespace(cp, 'restart');
-    await core.createNamespacedConfigMap({ namespace: ns, body: { metadata: { name: 'after-restart' } } });
-    const read = await core.readNamespacedConfigMap({ namespace: ns, name: 'after-restart' });
-    expect(read.metadata?.name).to.equal('after-restart');
-    // The default ServiceAccount of a new namespace comes from kube-controller-manager, which
-    // had to re-establish its watches against the restarted apiserver.
-    await waitFor(() => core.readNamespacedServiceAccount({ namespace: ns, name: 'default' }), {
-      description: `the default ServiceAccount of ${ns} after the restart`,
-      timeoutMs: 60_000,
-      intervalMs: 250,
+      const ns = await freshNamespace(cp, 'restart');
+      await core.createNamespacedConfigMap({ namespace: ns, body: { metadata: { name: 'after-restart' } } });
+      const read = await core.readNamespacedConfigMap({ namespace: ns, name: 'after-restart' });
+      expect(read.metadata?.name).to.equal('after-restart');
+      // The default ServiceAccount of a new namespace comes from kube-controller-manager, which
+      // had to re-establish its watches against the restarted apiserver.
+      await waitFor(() => core.readNamespacedServiceAccount({ namespace: ns, name: 'default' }), {
+        description: `the default ServiceAccount of ${ns} after the restart`,
+        timeoutMs: 60_000,
+        intervalMs: 250,
+      });
     });
   });
 });

@@ -18,6 +18,9 @@ export interface Pki {
   controllerManagerKey: string;
   serviceAccountKey: string;
   serviceAccountPublicKey: string;
+  frontProxyCaCert: string;
+  frontProxyClientCert: string;
+  frontProxyClientKey: string;
 }
 
 async function openssl(args: string[]): Promise<void> {
@@ -31,6 +34,9 @@ async function openssl(args: string[]): Promise<void> {
 // P-256 keys: generated in milliseconds where RSA takes tens, and start time is paid per run.
 const EC_KEY = ['-newkey', 'ec', '-pkeyopt', 'ec_paramgen_curve:prime256v1', '-nodes'];
 const DAYS = '30';
+
+/** The CN kube-apiserver presents to aggregated API servers (`--requestheader-allowed-names`). */
+export const FRONT_PROXY_CLIENT_CN = 'front-proxy-client';
 
 async function leaf(
   dir: string,
@@ -53,26 +59,34 @@ async function leaf(
   return { cert, key };
 }
 
-/**
- * Creates a throw-away PKI with the openssl CLI: a CA, an apiserver serving certificate for
- * 127.0.0.1/localhost (and the in-cluster `kubernetes` service names), an admin client
- * certificate (CN=admin, O=system:masters), a kube-controller-manager client certificate, and
- * the service-account token signing key pair.
- */
-export async function createPki(dir: string): Promise<Pki> {
-  await mkdir(dir, { recursive: true });
-  const caCert = join(dir, 'ca.crt');
-  const caKey = join(dir, 'ca.key');
+async function selfSignedCa(dir: string, name: string, cn: string): Promise<{ cert: string; key: string }> {
+  const cert = join(dir, `${name}.crt`);
+  const key = join(dir, `${name}.key`);
   await openssl([
-    'req', '-x509', ...EC_KEY, '-keyout', caKey, '-out', caCert, '-days', DAYS,
-    '-subj', '/CN=bucketoperator-test-ca',
+    'req', '-x509', ...EC_KEY, '-keyout', key, '-out', cert, '-days', DAYS, '-subj', `/CN=${cn}`,
     '-addext', 'basicConstraints=critical,CA:TRUE',
     '-addext', 'keyUsage=critical,keyCertSign,cRLSign',
   ]);
-  const ca = { cert: caCert, key: caKey };
-  const clientExt = ['basicConstraints=critical,CA:FALSE', 'keyUsage=critical,digitalSignature', 'extendedKeyUsage=clientAuth'];
+  return { cert, key };
+}
+
+/**
+ * Creates a throw-away PKI with the openssl CLI: a CA, an apiserver serving certificate for
+ * 127.0.0.1/localhost (and the in-cluster `kubernetes` service names), an admin client
+ * certificate (CN=admin, O=system:masters), a kube-controller-manager client certificate,
+ * the service-account token signing key pair, and the aggregation layer's front-proxy CA and
+ * client certificate.
+ */
+export async function createPki(dir: string): Promise<Pki> {
+  await mkdir(dir, { recursive: true });
   const serviceAccountKey = join(dir, 'sa.key');
   const serviceAccountPublicKey = join(dir, 'sa.pub');
+  const [ca, frontProxyCa] = await Promise.all([
+    selfSignedCa(dir, 'ca', 'bucketoperator-test-ca'),
+    // A separate CA for the aggregation layer, as kubeadm makes: kube-controller-manager's
+    // delegated authentication expects a request-header CA and logs errors in a loop without one.
+    selfSignedCa(dir, 'front-proxy-ca', 'bucketoperator-test-front-proxy-ca'),
+  ]);
   const servingExt = [
     'basicConstraints=critical,CA:FALSE',
     'keyUsage=critical,digitalSignature',
@@ -80,20 +94,22 @@ export async function createPki(dir: string): Promise<Pki> {
     'subjectAltName=IP:127.0.0.1,DNS:localhost,IP:10.0.0.1,DNS:kubernetes,DNS:kubernetes.default,' +
       'DNS:kubernetes.default.svc,DNS:kubernetes.default.svc.cluster.local',
   ];
+  const clientExt = ['basicConstraints=critical,CA:FALSE', 'keyUsage=critical,digitalSignature', 'extendedKeyUsage=clientAuth'];
   // Random serials (not -CAcreateserial and its shared ca.srl) let the leaves be signed concurrently.
-  const [serving, admin, kcm] = await Promise.all([
+  const [serving, admin, kcm, frontProxyClient] = await Promise.all([
     leaf(dir, 'apiserver', '/CN=kube-apiserver', servingExt, ca),
     leaf(dir, 'admin', '/O=system:masters/CN=admin', clientExt, ca),
     // The bootstrap RBAC policy binds this user name to the system:kube-controller-manager
     // role, so the controller manager runs with its real permissions, not as a cluster admin.
     leaf(dir, 'kube-controller-manager', '/CN=system:kube-controller-manager', clientExt, ca),
+    leaf(dir, 'front-proxy-client', `/CN=${FRONT_PROXY_CLIENT_CN}`, clientExt, frontProxyCa),
     openssl(['genpkey', '-algorithm', 'RSA', '-pkeyopt', 'rsa_keygen_bits:2048', '-out', serviceAccountKey]).then(() =>
       openssl(['pkey', '-in', serviceAccountKey, '-pubout', '-out', serviceAccountPublicKey]),
     ),
   ]);
   return {
-    caCert,
-    caKey,
+    caCert: ca.cert,
+    caKey: ca.key,
     servingCert: serving.cert,
     servingKey: serving.key,
     adminCert: admin.cert,
@@ -102,5 +118,8 @@ export async function createPki(dir: string): Promise<Pki> {
     controllerManagerKey: kcm.key,
     serviceAccountKey,
     serviceAccountPublicKey,
+    frontProxyCaCert: frontProxyCa.cert,
+    frontProxyClientCert: frontProxyClient.cert,
+    frontProxyClientKey: frontProxyClient.key,
   };
 }

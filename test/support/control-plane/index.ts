@@ -16,7 +16,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { CoreV1Api, KubeConfig } from '@kubernetes/client-node';
 import { resolveBinaries, type ControlPlaneBinaries } from './binaries';
-import { createPki, type Pki } from './certs';
+import { createPki, FRONT_PROXY_CLIENT_CN, type Pki } from './certs';
 import { writeKubeconfig } from './kubeconfig';
 import { Component, startWatchdog } from './process';
 import { waitFor } from './wait';
@@ -202,6 +202,19 @@ class LocalControlPlane implements ControlPlane {
       `--service-account-issuer=${SERVICE_ACCOUNT_ISSUER}`,
       `--service-account-key-file=${pki.serviceAccountPublicKey}`,
       `--service-account-signing-key-file=${pki.serviceAccountKey}`,
+      // The aggregation layer as kubeadm configures it; delegated authentication in
+      // kube-controller-manager reads these settings back from the cluster.
+      `--requestheader-client-ca-file=${pki.frontProxyCaCert}`,
+      `--requestheader-allowed-names=${FRONT_PROXY_CLIENT_CN}`,
+      '--requestheader-username-headers=X-Remote-User',
+      '--requestheader-group-headers=X-Remote-Group',
+      '--requestheader-extra-headers-prefix=X-Remote-Extra-',
+      `--proxy-client-cert-file=${pki.frontProxyClientCert}`,
+      `--proxy-client-key-file=${pki.frontProxyClientKey}`,
+      // Without it, a SIGTERM waits for open watches (kube-controller-manager's) until the
+      // server's shutdown timeout; with it they are ended after 2 s, so restartApiServer()
+      // takes seconds, and clients see watches close as in a rolling apiserver upgrade.
+      '--shutdown-watch-termination-grace-period=2s',
       // As in real clusters, so a privileged Pod is refused by Pod Security admission and not
       // earlier by the apiserver's own validation.
       '--allow-privileged=true',

@@ -88,13 +88,24 @@ export class Component {
 
   /** SIGTERM to the group, then SIGKILL once `graceMs` has passed; resolves when all are gone. */
   async stop(graceMs = 10_000): Promise<void> {
-    const pgid = this.child?.pid;
-    if (pgid === undefined) return;
+    const child = this.child;
+    const pgid = child?.pid;
+    if (child === undefined || pgid === undefined) return;
+    // Referenced while stopping: otherwise an otherwise idle Node would exit before the exit
+    // notification arrives, leaving the caller's await unresolved.
+    child.ref();
     signalGroup(pgid, 'SIGTERM');
-    const exited = await Promise.race([this.exitPromise.then(() => true), sleep(graceMs).then(() => false)]);
+    const grace = new AbortController();
+    const exited = await Promise.race([
+      this.exitPromise.then(() => true),
+      sleep(graceMs, false, { signal: grace.signal }).catch(() => false),
+    ]);
+    // The pending timer would otherwise hold Node open for the rest of the grace period.
+    grace.abort();
     if (!exited || groupAlive(pgid)) signalGroup(pgid, 'SIGKILL');
     await this.exitPromise;
     for (let i = 0; i < 100 && groupAlive(pgid); i++) await sleep(20);
+    child.unref();
   }
 
   /** Synchronous SIGKILL of the group, for process 'exit' handlers where nothing can be awaited. */
@@ -119,14 +130,15 @@ export class Component {
 
 // Runs in its own process group and waits for EOF on stdin, which happens when the Node
 // process dies in any way (SIGKILL and signals without handlers included, where 'exit'
-// handlers never run). It then stops the groups listed in the pid directory and removes the
-// work directory.
+// handlers never run). It then stops the groups listed in the pid directory (SIGTERM, and
+// SIGKILL for what is left after 5 s) and removes the work directory.
 const WATCHDOG_SCRIPT = `
 while read -r _; do :; done
-for sig in TERM KILL; do
-  for f in "$1"/*; do [ -f "$f" ] && kill -s "$sig" -- "-$(cat "$f")" 2>/dev/null; done
-  [ "$sig" = TERM ] && sleep 5
-done
+signal_all() { for f in "$1"/*; do [ -f "$f" ] && kill -s "$2" -- "-$(cat "$f")" 2>/dev/null; done; }
+any_alive() { for f in "$1"/*; do [ -f "$f" ] && kill -0 -- "-$(cat "$f")" 2>/dev/null && return 0; done; return 1; }
+signal_all "$1" TERM
+for _ in $(seq 50); do any_alive "$1" || break; sleep 0.1; done
+signal_all "$1" KILL
 rm -rf -- "$2"
 `;
 
