@@ -1,0 +1,213 @@
+import { expect } from 'chai';
+import type { V1Lease } from '@kubernetes/client-node';
+import { FakeClock } from '../../../operator/runtime/clock';
+import { LeaderElector, type LeaseApi } from '../../../operator/runtime/leader-election';
+import { captureLogger, settle } from './fakes';
+
+class HttpError extends Error {
+  constructor(readonly code: number) {
+    super(`HTTP ${code}`);
+  }
+}
+
+/** An in-memory Lease store with resourceVersion checks, as the API server does them. */
+function leaseStore(): LeaseApi & { lease?: V1Lease; failWith?: number; writes: number } {
+  let rv = 0;
+  const store: LeaseApi & { lease?: V1Lease; failWith?: number; writes: number } = {
+    writes: 0,
+    async readNamespacedLease() {
+      if (store.failWith) throw new HttpError(store.failWith);
+      if (!store.lease) throw new HttpError(404);
+      return structuredClone(store.lease);
+    },
+    async createNamespacedLease({ body }) {
+      if (store.failWith) throw new HttpError(store.failWith);
+      if (store.lease) throw new HttpError(409);
+      store.writes++;
+      store.lease = { ...structuredClone(body), metadata: { ...body.metadata, resourceVersion: String(++rv) } };
+      return structuredClone(store.lease);
+    },
+    async replaceNamespacedLease({ body }) {
+      if (store.failWith) throw new HttpError(store.failWith);
+      if (body.metadata?.resourceVersion !== store.lease?.metadata?.resourceVersion) throw new HttpError(409);
+      store.writes++;
+      store.lease = { ...structuredClone(body), metadata: { ...body.metadata, resourceVersion: String(++rv) } };
+      return structuredClone(store.lease);
+    },
+  };
+  return store;
+}
+
+const config = { namespace: 'ns', name: 'lease', leaseDurationMs: 15_000, renewDeadlineMs: 10_000, retryPeriodMs: 2_000 };
+
+function elector(api: LeaseApi, clock: FakeClock, identity: string) {
+  const events: string[] = [];
+  const gauge: boolean[] = [];
+  const e = new LeaderElector({
+    api,
+    clock,
+    config: { ...config, identity },
+    logger: captureLogger().logger,
+    metrics: { setLeader: (_n, v) => gauge.push(v) },
+    callbacks: {
+      onStartedLeading: () => events.push('started'),
+      onStoppedLeading: () => events.push('stopped'),
+    },
+  });
+  return { e, events, gauge };
+}
+
+/** Advances fake time in small steps, letting the election's promises run in between. */
+async function pass(clock: FakeClock, ms: number, step = 100): Promise<void> {
+  for (let t = 0; t < ms; t += step) {
+    clock.advance(Math.min(step, ms - t));
+    await settle(3);
+  }
+}
+
+describe('LeaderElector (in-memory Lease)', () => {
+  it('creates a missing lease and leads', async () => {
+    const api = leaseStore();
+    const clock = new FakeClock();
+    const { e, events, gauge } = elector(api, clock, 'a');
+    const ac = new AbortController();
+    const run = e.run(ac.signal);
+    await settle();
+    expect(e.isLeader()).to.equal(true);
+    expect(events).to.deep.equal(['started']);
+    expect(gauge).to.deep.equal([false, true]);
+    expect(api.lease?.spec).to.include({ holderIdentity: 'a', leaseDurationSeconds: 15, leaseTransitions: 0 });
+    ac.abort();
+    expect(await run).to.equal('stopped');
+  });
+
+  it('renews every retry period, keeping acquireTime', async () => {
+    const api = leaseStore();
+    const clock = new FakeClock();
+    const { e } = elector(api, clock, 'a');
+    const ac = new AbortController();
+    const run = e.run(ac.signal);
+    await settle();
+    const acquired = JSON.stringify(api.lease?.spec?.acquireTime);
+    await pass(clock, 6_000);
+    expect(api.writes).to.equal(4);
+    expect(JSON.stringify(api.lease?.spec?.acquireTime)).to.equal(acquired);
+    ac.abort();
+    await run;
+  });
+
+  it('waits a full lease duration from its own observation, ignoring the renewTime it reads', async () => {
+    const api = leaseStore();
+    const clock = new FakeClock();
+    // A renewTime from long ago: with clock skew it would look expired, so it is not trusted.
+    api.lease = {
+      metadata: { name: 'lease', namespace: 'ns', resourceVersion: '100' },
+      spec: { holderIdentity: 'other', leaseDurationSeconds: 15, renewTime: '2000-01-01T00:00:00.000000Z' as unknown as Date, leaseTransitions: 3 },
+    };
+    const { e } = elector(api, clock, 'b');
+    const ac = new AbortController();
+    const run = e.run(ac.signal);
+    await pass(clock, 14_000);
+    expect(e.isLeader(), 'lease still considered held').to.equal(false);
+    await pass(clock, 4_000);
+    expect(e.isLeader()).to.equal(true);
+    expect(api.lease?.spec).to.include({ holderIdentity: 'b', leaseTransitions: 4 });
+    ac.abort();
+    await run;
+  });
+
+  it('keeps waiting while the holder keeps renewing', async () => {
+    const api = leaseStore();
+    const clock = new FakeClock();
+    const a = elector(api, clock, 'a');
+    const acA = new AbortController();
+    const runA = a.e.run(acA.signal);
+    await settle();
+    const b = elector(api, clock, 'b');
+    const acB = new AbortController();
+    const runB = b.e.run(acB.signal);
+    await pass(clock, 60_000);
+    expect([a.e.isLeader(), b.e.isLeader()]).to.deep.equal([true, false]);
+    acA.abort();
+    await runA;
+    expect(api.lease?.spec).to.include({ holderIdentity: '', leaseDurationSeconds: 1 });
+    await pass(clock, 2_500);
+    expect(b.e.isLeader(), 'released lease taken within a retry period').to.equal(true);
+    acB.abort();
+    await runB;
+  });
+
+  it('gives up leading when renewals fail for renewDeadline', async () => {
+    const api = leaseStore();
+    const clock = new FakeClock();
+    const { e, events } = elector(api, clock, 'a');
+    const ac = new AbortController();
+    const run = e.run(ac.signal);
+    await settle();
+    api.failWith = 500;
+    await pass(clock, 8_000);
+    expect(e.isLeader(), 'still within the deadline').to.equal(true);
+    await pass(clock, 4_000);
+    expect(await run).to.equal('lost');
+    expect(e.isLeader()).to.equal(false);
+    expect(events).to.deep.equal(['started', 'stopped']);
+    clock.advance(1_000);
+    expect(e.check(), 'failing for longer than renewDeadline').to.match(/unreachable/);
+  });
+
+  it('gives up at once when another replica holds the lease', async () => {
+    const api = leaseStore();
+    const clock = new FakeClock();
+    const { e } = elector(api, clock, 'a');
+    const run = e.run(new AbortController().signal);
+    await settle();
+    api.lease = { ...api.lease, metadata: { ...api.lease?.metadata, resourceVersion: '999' }, spec: { ...api.lease?.spec, holderIdentity: 'thief' } };
+    await pass(clock, 2_500);
+    expect(await run).to.equal('lost');
+  });
+
+  it('does not release on stop when releaseOnCancel is false', async () => {
+    const api = leaseStore();
+    const clock = new FakeClock();
+    const e = new LeaderElector({
+      api,
+      clock,
+      config: { ...config, identity: 'a', releaseOnCancel: false },
+      logger: captureLogger().logger,
+    });
+    const ac = new AbortController();
+    const run = e.run(ac.signal);
+    await settle();
+    ac.abort();
+    expect(await run).to.equal('stopped');
+    expect(api.lease?.spec?.holderIdentity).to.equal('a');
+  });
+
+  it('treats a lost create race (409) as "someone else won" and retries', async () => {
+    const api = leaseStore();
+    const clock = new FakeClock();
+    const create = api.createNamespacedLease.bind(api);
+    api.createNamespacedLease = async (p) => {
+      await create({ ...p, body: { ...p.body, spec: { ...p.body.spec, holderIdentity: 'winner' } } });
+      throw new HttpError(409);
+    };
+    const { e } = elector(api, clock, 'a');
+    const ac = new AbortController();
+    const run = e.run(ac.signal);
+    await settle();
+    expect(e.isLeader()).to.equal(false);
+    expect(e.observedLeader()).to.equal('');
+    await pass(clock, 2_500);
+    expect(e.observedLeader()).to.equal('winner');
+    expect(e.check()).to.equal(undefined);
+    ac.abort();
+    expect(await run).to.equal('stopped');
+  });
+
+  it('rejects inconsistent durations', () => {
+    const api = leaseStore();
+    const logger = captureLogger().logger;
+    expect(() => new LeaderElector({ api, logger, config: { ...config, renewDeadlineMs: 15_000 } })).to.throw(/leaseDurationMs/);
+    expect(() => new LeaderElector({ api, logger, config: { ...config, retryPeriodMs: 9_000 } })).to.throw(/renewDeadlineMs/);
+  });
+});
