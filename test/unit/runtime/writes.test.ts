@@ -1,4 +1,5 @@
 import { expect } from 'chai';
+import type { V1OwnerReference } from '@kubernetes/client-node';
 import { applyConfiguration, applyObject, ownerReference, withOwner } from '../../../operator/runtime/apply';
 import type { ApplyOptions, JsonPatchOp, PatchType } from '../../../operator/runtime/client';
 import { addFinalizer, finalizerPatch, hasFinalizer, removeFinalizer } from '../../../operator/runtime/finalizers';
@@ -21,7 +22,7 @@ describe('ownerReference / withOwner', () => {
   });
 
   it('replaces a reference to the same owner and keeps others', () => {
-    const other = { apiVersion: 'v1', kind: 'ConfigMap', name: 'c', uid: 'u2' };
+    const other: V1OwnerReference = { apiVersion: 'v1', kind: 'ConfigMap', name: 'c', uid: 'u2' };
     const stale = { apiVersion: 'example.com/v1', kind: 'Widget', name: 'w', uid: 'u1', controller: false };
     const owned = withOwner({ metadata: { name: 'o', namespace: 'ns', ownerReferences: [other, stale] } }, owner);
     expect(owned.metadata?.ownerReferences?.map((r) => `${r.uid}:${r.controller}`)).to.deep.equal(['u2:undefined', 'u1:true']);
