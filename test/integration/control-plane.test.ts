@@ -1,5 +1,6 @@
-import { readdirSync, readFileSync, existsSync } from 'node:fs';
-import { dirname } from 'node:path';
+import { existsSync, mkdtempSync, readdirSync, readFileSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { dirname, join } from 'node:path';
 import {
   ApiException,
   AppsV1Api,
@@ -10,7 +11,7 @@ import {
   type V1PodSpec,
 } from '@kubernetes/client-node';
 import { expect } from 'chai';
-import { startControlPlane, waitFor, type ControlPlane } from '../support/control-plane';
+import { resolveBinaries, startControlPlane, waitFor, type ControlPlane } from '../support/control-plane';
 import { freshNamespace, sharedControlPlane } from './setup';
 
 /** The HTTP status a client call ends with: 200 when it succeeds, the error code otherwise. */
@@ -245,6 +246,26 @@ describe('control plane lifecycle', function () {
 
     expect(processesMentioning(workDir)).to.deep.equal([]);
     expect(existsSync(workDir)).to.equal(false);
+  });
+
+  it('finds the binaries in KUBEBUILDER_ASSETS, and says how to build them when they are missing', async function () {
+    const built = await resolveBinaries();
+    const assets = dirname(built.kubeApiserver);
+    expect(await resolveBinaries({ KUBEBUILDER_ASSETS: assets })).to.deep.equal(built);
+
+    const emptyCache = mkdtempSync(join(tmpdir(), 'bucketoperator-empty-cache-'));
+    try {
+      let failure: unknown;
+      try {
+        await resolveBinaries({ BUCKETOPERATOR_CACHE: emptyCache });
+      } catch (err) {
+        failure = err;
+      }
+      expect(failure).to.be.instanceOf(Error);
+      expect((failure as Error).message).to.include('npm run build:control-plane');
+    } finally {
+      rmSync(emptyCache, { recursive: true, force: true });
+    }
   });
 
   it('fails to start with the failing component and its last log lines in the error', async function () {

@@ -211,15 +211,16 @@ class LocalControlPlane implements ControlPlane {
       '--requestheader-extra-headers-prefix=X-Remote-Extra-',
       `--proxy-client-cert-file=${pki.frontProxyClientCert}`,
       `--proxy-client-key-file=${pki.frontProxyClientKey}`,
-      // Without it, a SIGTERM waits for open watches (kube-controller-manager's) until the
-      // server's shutdown timeout; with it they are ended after 2 s, so restartApiServer()
-      // takes seconds, and clients see watches close as in a rolling apiserver upgrade.
+      // Without it, kube-apiserver on SIGTERM waited more than 10 s for open watches
+      // (kube-controller-manager's) to end; with it they are closed after 2 s, so
+      // restartApiServer() and stop() take seconds.
       '--shutdown-watch-termination-grace-period=2s',
       // As in real clusters, so a privileged Pod is refused by Pod Security admission and not
       // earlier by the apiserver's own validation.
       '--allow-privileged=true',
-      // The endpoint reconciler would publish 127.0.0.1 for the `kubernetes` Service, which
-      // Endpoints validation rejects (loopback) and then logs as an error every few seconds.
+      // The default (lease) endpoint reconciler refuses the loopback advertise address and
+      // kube-apiserver exits ("may not be in the loopback range"); nothing here needs the
+      // endpoints of the `kubernetes` Service.
       '--endpoint-reconciler-type=none',
       ...apiServerExtraArgs,
     ]);
@@ -284,8 +285,12 @@ class LocalControlPlane implements ControlPlane {
         abortIf: () => this.died(this.etcd, this.apiserver, this.controllerManager),
       });
     } catch (err) {
-      const logs = [this.etcd, this.apiserver, this.controllerManager]
-        .filter((c) => c.running || c.exited !== undefined)
+      const started = [this.etcd, this.apiserver, this.controllerManager].filter(
+        (c) => c.running || c.exited !== undefined,
+      );
+      // A component that died explains the failure; the others' logs would only bury it.
+      const dead = started.filter((c) => !c.running);
+      const logs = (dead.length > 0 ? dead : started)
         .map((c) => `==== ${c.spec.name} (${c.exited ?? 'running'}), last lines of ${c.spec.logFile}:\n${c.logTail()}`)
         .join('\n');
       await this.stop();

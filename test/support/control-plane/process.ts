@@ -90,8 +90,9 @@ export class Component {
   async stop(graceMs = 10_000): Promise<void> {
     const child = this.child;
     const pgid = child?.pid;
-    if (child === undefined || pgid === undefined) return;
-    // Referenced while stopping: otherwise an otherwise idle Node would exit before the exit
+    // After an exit the id may belong to someone else's process by now: never signal it.
+    if (child === undefined || pgid === undefined || !this.running) return;
+    // Referenced while stopping: an otherwise idle Node would exit before the exit
     // notification arrives, leaving the caller's await unresolved.
     child.ref();
     signalGroup(pgid, 'SIGTERM');
