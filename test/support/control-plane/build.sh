@@ -170,5 +170,6 @@ rm -rf "$stage_dir"
 # The marker goes last: a directory without it is an interrupted build and is rebuilt.
 printf 'K8S_VERSION=%s\nETCD_VERSION=%s\nGO_VERSION=%s\n' "$K8S_VERSION" "$ETCD_VERSION" "$(go env GOVERSION)" >"$marker"
 log "done in $((SECONDS - started))s: $out_dir"
+log "the Go build cache ($(go env GOCACHE)) grew by a few GB; 'go clean -cache' frees it"
 "$out_dir/kube-apiserver" --version || true
 "$out_dir/etcd" --version | head -n1 || true
