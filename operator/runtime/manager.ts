@@ -63,6 +63,7 @@ export class Manager implements ControllerDeps {
   private readonly servers: ProbeServers;
   private readonly graceMs: number;
   private started = false;
+  private controllersRunning = false;
   private readonly listeningDeferred = deferred<BoundAddresses>();
   private readonly electedDeferred = deferred<void>();
   private readonly leadingDeferred = deferred<void>();
@@ -131,9 +132,9 @@ export class Manager implements ControllerDeps {
     return this;
   }
 
-  /** True while controllers may run: leading, or leader election disabled and started. */
+  /** True while this replica holds the lease, or (without leader election) runs its controllers. */
   isLeader(): boolean {
-    return this.elector ? this.elector.isLeader() : this.started;
+    return this.elector ? this.elector.isLeader() : this.controllersRunning;
   }
 
   /** Resolves with the bound addresses once the servers listen. */
@@ -181,6 +182,7 @@ export class Manager implements ControllerDeps {
       this.logger.info({ controllers: this.controllers.map((c) => c.name) }, 'Starting controllers');
       const runAll = new AbortController();
       const running = Promise.all(this.controllers.map((c) => c.start(runAll.signal)));
+      this.controllersRunning = true;
       this.electedDeferred.resolve();
       const ended = await Promise.race([
         aborted(signal).then(() => 'shutdown' as const),
@@ -202,6 +204,7 @@ export class Manager implements ControllerDeps {
     } finally {
       // Idempotent after a drain; after a failure it stops whatever did start.
       await Promise.all(this.controllers.map((c) => c.stop(0)));
+      this.controllersRunning = false;
       // Release only after the drain, so no successor reconciles alongside our last reconciles.
       electionStop.abort();
       await election;

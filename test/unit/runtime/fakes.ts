@@ -2,7 +2,9 @@
  * In-memory stand-ins for the informer seam of operator/runtime/types.ts: plain objects
  * that store what they are given and call the handlers, with no API server behind them.
  */
+import type { V1Lease } from '@kubernetes/client-node';
 import type { Logger } from 'pino';
+import type { LeaseApi } from '../../../operator/runtime/leader-election';
 import { createLogger } from '../../../operator/runtime/logging';
 import {
   keyOf,
@@ -120,4 +122,39 @@ export async function settle(rounds = 5): Promise<void> {
 /** A namespaced ResourceKind for tests. */
 export function testKind(kind: string, group = 'example.com', version = 'v1'): ResourceKind {
   return { group, version, kind, plural: `${kind.toLowerCase()}s`, namespaced: true };
+}
+
+/** An API error as client-node raises it (a numeric `code`). */
+export class HttpError extends Error {
+  constructor(readonly code: number) {
+    super(`HTTP ${code}`);
+  }
+}
+
+/** An in-memory Lease store with resourceVersion checks, as the API server does them. */
+export function leaseStore(): LeaseApi & { lease?: V1Lease; failWith?: number; writes: number } {
+  let rv = 0;
+  const store: LeaseApi & { lease?: V1Lease; failWith?: number; writes: number } = {
+    writes: 0,
+    async readNamespacedLease() {
+      if (store.failWith) throw new HttpError(store.failWith);
+      if (!store.lease) throw new HttpError(404);
+      return structuredClone(store.lease);
+    },
+    async createNamespacedLease({ body }) {
+      if (store.failWith) throw new HttpError(store.failWith);
+      if (store.lease) throw new HttpError(409);
+      store.writes++;
+      store.lease = { ...structuredClone(body), metadata: { ...body.metadata, resourceVersion: String(++rv) } };
+      return structuredClone(store.lease);
+    },
+    async replaceNamespacedLease({ body }) {
+      if (store.failWith) throw new HttpError(store.failWith);
+      if (body.metadata?.resourceVersion !== store.lease?.metadata?.resourceVersion) throw new HttpError(409);
+      store.writes++;
+      store.lease = { ...structuredClone(body), metadata: { ...body.metadata, resourceVersion: String(++rv) } };
+      return structuredClone(store.lease);
+    },
+  };
+  return store;
 }

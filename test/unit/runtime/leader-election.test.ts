@@ -1,42 +1,7 @@
 import { expect } from 'chai';
-import type { V1Lease } from '@kubernetes/client-node';
 import { FakeClock } from '../../../operator/runtime/clock';
 import { LeaderElector, type LeaseApi } from '../../../operator/runtime/leader-election';
-import { captureLogger, settle } from './fakes';
-
-class HttpError extends Error {
-  constructor(readonly code: number) {
-    super(`HTTP ${code}`);
-  }
-}
-
-/** An in-memory Lease store with resourceVersion checks, as the API server does them. */
-function leaseStore(): LeaseApi & { lease?: V1Lease; failWith?: number; writes: number } {
-  let rv = 0;
-  const store: LeaseApi & { lease?: V1Lease; failWith?: number; writes: number } = {
-    writes: 0,
-    async readNamespacedLease() {
-      if (store.failWith) throw new HttpError(store.failWith);
-      if (!store.lease) throw new HttpError(404);
-      return structuredClone(store.lease);
-    },
-    async createNamespacedLease({ body }) {
-      if (store.failWith) throw new HttpError(store.failWith);
-      if (store.lease) throw new HttpError(409);
-      store.writes++;
-      store.lease = { ...structuredClone(body), metadata: { ...body.metadata, resourceVersion: String(++rv) } };
-      return structuredClone(store.lease);
-    },
-    async replaceNamespacedLease({ body }) {
-      if (store.failWith) throw new HttpError(store.failWith);
-      if (body.metadata?.resourceVersion !== store.lease?.metadata?.resourceVersion) throw new HttpError(409);
-      store.writes++;
-      store.lease = { ...structuredClone(body), metadata: { ...body.metadata, resourceVersion: String(++rv) } };
-      return structuredClone(store.lease);
-    },
-  };
-  return store;
-}
+import { HttpError, captureLogger, leaseStore, settle } from './fakes';
 
 const config = { namespace: 'ns', name: 'lease', leaseDurationMs: 15_000, renewDeadlineMs: 10_000, retryPeriodMs: 2_000 };
 
