@@ -18,4 +18,7 @@ export * from './reflector';
 export * from './informer';
 export * from './informer-factory';
 export * from './rbac';
-// TODO: export apply, status, finalizers and events once those modules land.
+export * from './apply';
+export * from './status';
+export * from './finalizers';
+export * from './events';
