@@ -70,7 +70,7 @@ export function withOwner<T extends KubeObject>(obj: T, owner: KubeObject, opts:
  * the request invalid; a stale resourceVersion would turn the apply into a conditional
  * write that fails with Conflict), and so is `status`, which the main resource ignores.
  */
-export function applyConfiguration<T extends KubeObject>(obj: T): KubeObject {
+export function applyConfiguration<T extends KubeObject>(obj: T): T {
   const { status: _status, ...rest } = obj as T & { status?: unknown };
   const meta: V1ObjectMeta = { ...rest.metadata };
   delete meta.managedFields;
@@ -80,12 +80,13 @@ export function applyConfiguration<T extends KubeObject>(obj: T): KubeObject {
   delete meta.generation;
   delete meta.deletionTimestamp;
   delete meta.deletionGracePeriodSeconds;
-  return { ...rest, metadata: meta };
+  // Only optional members were removed, so the result is still a (partial) T.
+  return { ...rest, metadata: meta } as T;
 }
 
 /** Applies `obj` (creating it when missing) and returns the object as stored. */
 export async function applyObject<T extends KubeObject>(
-  client: Applier, kind: ResourceKind, obj: KubeObject, opts: ApplyObjectOptions,
+  client: Applier, kind: ResourceKind, obj: T, opts: ApplyObjectOptions,
 ): Promise<T> {
   const applyOpts: ApplyOptions = {
     fieldManager: opts.fieldManager,

@@ -504,12 +504,12 @@ export class KubeClient implements ListerWatcher {
    * Server-side apply: `obj` is the caller's whole intent for the fields it manages; fields
    * it managed before and now omits are removed. Creates the object when missing.
    */
-  async apply<T extends KubeObject>(kind: ResourceKind, obj: KubeObject, opts: ApplyOptions): Promise<T> {
+  async apply<T extends KubeObject>(kind: ResourceKind, obj: T, opts: ApplyOptions): Promise<T> {
     return this.applyAt<T>(kind, obj, undefined, opts);
   }
 
   /** Server-side apply on the `/status` subresource. */
-  async applyStatus<T extends KubeObject>(kind: ResourceKind, obj: KubeObject, opts: ApplyOptions): Promise<T> {
+  async applyStatus<T extends KubeObject>(kind: ResourceKind, obj: T, opts: ApplyOptions): Promise<T> {
     return this.applyAt<T>(kind, obj, 'status', opts);
   }
 
