@@ -260,13 +260,17 @@ export class WatchLineDecoder {
   push(chunk: Buffer | string): unknown[] {
     this.buffer += typeof chunk === 'string' ? chunk : this.decoder.write(chunk);
     const out: unknown[] = [];
-    let nl = this.buffer.indexOf('\n');
+    // Walk with an offset and cut the buffer once: slicing per line would copy the rest of
+    // a large chunk (an initial burst of events) once per event.
+    let start = 0;
+    let nl = this.buffer.indexOf('\n', start);
     while (nl >= 0) {
-      const line = this.buffer.slice(0, nl).trim();
-      this.buffer = this.buffer.slice(nl + 1);
+      const line = this.buffer.slice(start, nl).trim();
       if (line !== '') out.push(JSON.parse(line) as unknown);
-      nl = this.buffer.indexOf('\n');
+      start = nl + 1;
+      nl = this.buffer.indexOf('\n', start);
     }
+    this.buffer = this.buffer.slice(start);
     return out;
   }
 

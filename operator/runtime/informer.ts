@@ -39,7 +39,7 @@ export class SharedInformer<T extends KubeObject> implements Informer<T> {
   private synced = false;
   private started = false;
   private stopped = false;
-  private readonly syncWaiters = new Set<() => void>();
+  private readonly syncWaiters = new Map<() => void, (reason: unknown) => void>();
 
   constructor(opts: SharedInformerOptions) {
     this.kind = opts.kind;
@@ -83,6 +83,8 @@ export class SharedInformer<T extends KubeObject> implements Informer<T> {
     if (this.resyncTimer !== undefined) this.clock.clearTimeout(this.resyncTimer);
     this.resyncTimer = undefined;
     await this.reflector.stop();
+    // A caller still waiting would otherwise wait forever: this informer will never sync.
+    for (const fail of [...this.syncWaiters.values()]) fail(new Error(`informer for ${this.kind.plural} stopped before it synced`));
   }
 
   hasSynced(): boolean {
@@ -100,11 +102,13 @@ export class SharedInformer<T extends KubeObject> implements Informer<T> {
         signal?.removeEventListener('abort', onAbort);
         resolve();
       };
-      const onAbort = (): void => {
+      const fail = (reason: unknown): void => {
         this.syncWaiters.delete(done);
-        reject(signal?.reason);
+        signal?.removeEventListener('abort', onAbort);
+        reject(reason);
       };
-      this.syncWaiters.add(done);
+      const onAbort = (): void => fail(signal?.reason);
+      this.syncWaiters.set(done, fail);
       signal?.addEventListener('abort', onAbort, { once: true });
     });
   }
@@ -135,7 +139,7 @@ export class SharedInformer<T extends KubeObject> implements Informer<T> {
     for (const obj of diff.unchanged) this.cache.upsert(obj);
     if (!this.synced) {
       this.synced = true;
-      for (const done of this.syncWaiters) done();
+      for (const done of this.syncWaiters.keys()) done();
       this.syncWaiters.clear();
     }
     // Unchanged objects are not re-announced: nothing about them is news, and a relist
@@ -168,7 +172,8 @@ export class SharedInformer<T extends KubeObject> implements Informer<T> {
   }
 
   private dispatch(what: string, call: (h: InformerEventHandler<T>) => void): void {
-    for (const h of this.handlers) this.invoke(h, what, call);
+    // A copy: a handler registered from inside a handler gets its replay, not this event too.
+    for (const h of [...this.handlers]) this.invoke(h, what, call);
   }
 
   private invoke(h: InformerEventHandler<T>, what: string, call: (h: InformerEventHandler<T>) => void): void {

@@ -207,6 +207,19 @@ describe('SharedInformer', () => {
     expect((caught as Error).message).to.equal('gave up');
     expect(inf.hasSynced()).to.equal(false);
   });
+  it('stop() fails a waitForSync that can no longer succeed', async () => {
+    const lw = new FakeListerWatcher();
+    lw.listFailures.push(...Array.from({ length: 1000 }, () => new Error('down')));
+    const inf = make(lw);
+    inf.start();
+    const waiting = inf.waitForSync();
+    await inf.stop();
+    let caught: unknown;
+    await waiting.catch((err: unknown) => {
+      caught = err;
+    });
+    expect((caught as Error).message).to.match(/stopped before it synced/);
+  });
 });
 
 describe('reflector backoff', () => {
