@@ -2,7 +2,7 @@ import type { V1ConfigMap, V1Secret } from '@kubernetes/client-node';
 import { expect } from 'chai';
 import { Registry } from 'prom-client';
 import { applyObject, withOwner } from '../../operator/runtime/apply';
-import { isConflict, isGone, isNotFound, KubeClient, type Verb } from '../../operator/runtime/client';
+import { ApiError, isAlreadyExists, isConflict, isGone, isNotFound, KubeClient, type Verb } from '../../operator/runtime/client';
 import { realClock, type Clock, type TimerHandle } from '../../operator/runtime/clock';
 import { EVENT_KIND, EventRecorder, type EventObject } from '../../operator/runtime/events';
 import { addFinalizer, hasFinalizer, removeFinalizer } from '../../operator/runtime/finalizers';
@@ -133,6 +133,33 @@ describe('runtime: client, informer and write helpers (real control plane)', fun
   after(() => {
     client?.close();
     lwClient?.close();
+  });
+
+  it('client: patch flavours, preconditioned delete and error classes against the real API', async () => {
+    const created = await client.create(ConfigMaps, cm(ns, 'c1', { a: '1' }));
+    let dup: unknown;
+    await client.create(ConfigMaps, cm(ns, 'c1')).catch((e: unknown) => {
+      dup = e;
+    });
+    expect(isAlreadyExists(dup), String(dup)).to.equal(true);
+
+    await client.patch(ConfigMaps, ns, 'c1', { data: { b: '2' } }, 'strategic');
+    await client.patch(ConfigMaps, ns, 'c1', [{ op: 'add', path: '/data/c', value: '3' }], 'json');
+    const patched = await client.patch<V1ConfigMap>(ConfigMaps, ns, 'c1', { data: { a: null } }, 'merge');
+    expect(patched.data).to.deep.equal({ b: '2', c: '3' });
+
+    let stale: unknown;
+    await client.delete(ConfigMaps, ns, 'c1', { preconditions: { resourceVersion: created.metadata?.resourceVersion } }).catch((e: unknown) => {
+      stale = e;
+    });
+    expect(isConflict(stale), String(stale)).to.equal(true);
+    await client.delete(ConfigMaps, ns, 'c1', { preconditions: { uid: created.metadata?.uid, resourceVersion: patched.metadata?.resourceVersion } });
+    let gone: unknown;
+    await client.get(ConfigMaps, ns, 'c1').catch((e: unknown) => {
+      gone = e;
+    });
+    expect(isNotFound(gone)).to.equal(true);
+    expect((gone as ApiError).message).to.equal('configmaps "c1" not found');
   });
 
   it('lists in pages, then watches ConfigMaps: create, update and delete reach cache and handlers', async () => {
