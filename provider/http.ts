@@ -109,7 +109,8 @@ export async function readJsonBody(req: IncomingMessage, maxBytes: number): Prom
       cleanup();
       reject(err);
     };
-    const onAborted = (): void => {
+    // 'close' before 'end' means the client went away mid-body.
+    const onClose = (): void => {
       cleanup();
       reject(new Error('request aborted by client'));
     };
@@ -117,12 +118,12 @@ export async function readJsonBody(req: IncomingMessage, maxBytes: number): Prom
       req.off('data', onData);
       req.off('end', onEnd);
       req.off('error', onError);
-      req.off('aborted', onAborted);
+      req.off('close', onClose);
     };
     req.on('data', onData);
     req.on('end', onEnd);
     req.on('error', onError);
-    req.on('aborted', onAborted);
+    req.on('close', onClose);
   });
 
   if (raw.length === 0) throw new HttpError(400, ErrorCode.MalformedJSON, 'request body is empty');

@@ -59,6 +59,8 @@ interface Pipeline {
   faults: FaultController;
   stats: RequestStats;
   logger: Logger;
+  /** Set by close(): answers then carry Connection: close so keep-alive sockets end. */
+  closing: boolean;
 }
 
 async function dispatch(p: Pipeline, req: IncomingMessage, url: URL): Promise<{ reply: Reply; route: string }> {
@@ -112,7 +114,7 @@ async function handle(p: Pipeline, req: IncomingMessage, res: ServerResponse): P
   } else {
     // Other unread bodies are drained by Node to keep the connection alive; an oversized
     // one may be huge, so close instead of reading it all.
-    if (reply.status === 413 && !req.complete) res.setHeader('Connection', 'close');
+    if ((reply.status === 413 && !req.complete) || p.closing) res.setHeader('Connection', 'close');
     status = writeReply(res, reply);
   }
   p.stats.record(method, route, status);
@@ -165,6 +167,7 @@ export async function startProvider(opts: ProviderOptions): Promise<ProviderHand
     faults,
     stats,
     logger,
+    closing: false,
   };
 
   const server: Server = createServer((req, res) => {
@@ -197,6 +200,7 @@ export async function startProvider(opts: ProviderOptions): Promise<ProviderHand
     resetStats: () => stats.reset(),
     close: () => {
       closing ??= (async () => {
+        pipeline.closing = true;
         const closed = new Promise<void>((resolve) => server.close(() => resolve()));
         server.closeIdleConnections();
         const cut = setTimeout(() => server.closeAllConnections(), shutdownGraceMs);

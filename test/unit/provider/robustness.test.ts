@@ -96,6 +96,22 @@ describe('provider robustness', () => {
     });
   }
 
+  it('survives a client that disconnects mid-body', async () => {
+    const { hostname, port } = new URL(p.url);
+    await new Promise<void>((resolve) => {
+      const socket = connect({ host: hostname, port: Number(port) }, () => {
+        socket.write(
+          `POST /buckets HTTP/1.1\r\nHost: x\r\nAuthorization: Bearer ${API_KEY}\r\n` +
+            'Content-Type: application/json\r\nContent-Length: 1000\r\n\r\n{"region":',
+          () => setTimeout(() => socket.destroy(), 20),
+        );
+      });
+      socket.on('error', () => undefined);
+      socket.on('close', () => resolve());
+    });
+    expect(p.store.count()).to.equal(0);
+  });
+
   it('answers 413 to a declared 10 MiB body without reading it', async () => {
     const res = await call(p.url, '/buckets', {
       method: 'POST',

@@ -16,6 +16,17 @@ describe('provider HTTP API', () => {
     return eventually(() => (p.store.get(created.id)?.phase === 'Active' ? p.store.get(created.id) : undefined));
   }
 
+  it('close() lets in-flight requests finish and then stops listening', async () => {
+    const slow = await start();
+    slow.faults.set({ latencyMs: 100 });
+    const inFlight = call(slow.url, '/buckets');
+    await new Promise((r) => setTimeout(r, 30));
+    await slow.close();
+    expect((await inFlight).status).to.equal(200);
+    const after = await call(slow.url, '/healthz').catch((err: NodeJS.ErrnoException) => err.code);
+    expect(after).to.be.oneOf(['ECONNREFUSED', 'ECONNRESET']);
+  });
+
   it('GET /healthz answers without auth', async () => {
     const res = await call(p.url, '/healthz', { auth: null });
     expect(res.status).to.equal(200);
