@@ -98,6 +98,9 @@ export interface ReflectorOptions<T extends KubeObject> extends ReflectorTuning 
   readonly logger: Logger;
 }
 
+/** Consecutive failures before the outage is logged at warn. */
+const WARN_AFTER_FAILURES = 5;
+
 /** A watch that ends this fast without delivering anything counts as a failure. */
 const SHORT_WATCH_MS = 1000;
 
@@ -120,6 +123,8 @@ export class Reflector<T extends KubeObject> {
   private resourceVersion = '';
   /** 410s since the last watch that delivered anything. */
   private goneStreak = 0;
+  /** Failures since the last established watch; drives the one warning per outage. */
+  private failures = 0;
 
   constructor(opts: ReflectorOptions<T>) {
     this.opts = opts;
@@ -177,6 +182,11 @@ export class Reflector<T extends KubeObject> {
           // A failed list is retried as a list; a failed watch resumes from the last version.
           needList ||= this.resourceVersion === '';
           this.log.debug({ err, resourceVersion: this.resourceVersion }, 'list/watch failed; retrying');
+          // Single failures are routine (restarts, timeouts); a run of them is an outage
+          // worth one warning, not one line per retry.
+          if (++this.failures === WARN_AFTER_FAILURES) {
+            this.log.warn({ err }, 'list/watch keeps failing; still retrying');
+          }
         }
         await sleep(this.clock, this.backoff.next(), stop).catch(() => undefined);
       }
@@ -218,6 +228,8 @@ export class Reflector<T extends KubeObject> {
         signal: conn.signal,
         onOpen: () => {
           this.watching = true;
+          if (this.failures >= WARN_AFTER_FAILURES) this.log.info('watch re-established');
+          this.failures = 0;
         },
       });
       for await (const ev of events) {
