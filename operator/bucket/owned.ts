@@ -7,6 +7,7 @@
 import type { V1OwnerReference, V1Secret, V1Service } from '@kubernetes/client-node';
 import type { StorageBucket } from '../api/v1';
 import { API_VERSION, BUCKET_NAME_LABEL } from '../api/v1';
+import { ownerReference } from '../runtime/apply';
 
 /** Name of the owned Secret. */
 export function accessSecretName(bucketName: string): string {
@@ -20,14 +21,8 @@ export function serviceName(bucketName: string): string {
 
 /** The controller owner reference pointing at `bucket`. */
 export function ownerRef(bucket: StorageBucket): V1OwnerReference {
-  return {
-    apiVersion: API_VERSION,
-    kind: 'StorageBucket',
-    name: bucket.metadata.name ?? '',
-    uid: bucket.metadata.uid ?? '',
-    controller: true,
-    blockOwnerDeletion: true,
-  };
+  // Cached objects may lack apiVersion/kind (list items of some servers omit them).
+  return ownerReference({ ...bucket, apiVersion: API_VERSION, kind: 'StorageBucket' });
 }
 
 /** Connection details published to workloads. */
@@ -75,10 +70,19 @@ export function desiredService(bucket: StorageBucket, access: AccessDetails): V1
     },
     spec: {
       type: 'ExternalName',
-      externalName: access.endpoint,
+      externalName: endpointHost(access.endpoint),
       ports: [{ name: 'https', port: 443, protocol: 'TCP', targetPort: 443 }],
     },
   };
+}
+
+/** The host of an endpoint given as a URL or a bare host name; ExternalName takes only a host. */
+export function endpointHost(endpoint: string): string {
+  try {
+    return new URL(endpoint).hostname;
+  } catch {
+    return endpoint;
+  }
 }
 
 /** True when the live Secret lacks anything the desired one sets. */

@@ -17,7 +17,7 @@ import { SECRET, SERVICE, STORAGE_BUCKET } from './kinds';
 import { desiredSecret, desiredService, secretNeedsApply, serviceNeedsApply, accessSecretName, serviceName } from './owned';
 import { assertNever, plan, type Observation, type Step } from './plan';
 import { ConditionType, EventReason, Reason } from './reasons';
-import { nextStatus, statusEqual, statusMergePatch, type ConditionFacts, type StatusFacts } from './status';
+import { nextStatus, statusEqual, type ConditionFacts, type StatusFacts } from './status';
 import type { EventSink, ObjectWriter } from './writer';
 
 /** Dependencies of {@link BucketReconciler}. */
@@ -358,7 +358,7 @@ export class BucketReconciler implements Reconciler {
   private async writeStatus(bucket: StorageBucket, facts: StatusFacts, expectResourceVersion = false): Promise<StorageBucket> {
     const next = nextStatus(bucket, facts, this.now());
     if (statusEqual(bucket.status, next)) return bucket;
-    return this.d.writer.patchStatus(STORAGE_BUCKET, bucket, statusMergePatch(bucket.status, next), { expectResourceVersion });
+    return this.d.writer.patchStatus(STORAGE_BUCKET, bucket, { ...next }, { expectResourceVersion });
   }
 }
 

@@ -60,15 +60,3 @@ export function statusEqual(a: StorageBucketStatus | undefined, b: StorageBucket
     conditionsEqual(x.conditions as Condition[] | undefined, y.conditions as Condition[] | undefined)
   );
 }
-
-/**
- * The merge patch that turns `from` into `to`: fields that disappear are sent as null, since
- * a JSON merge patch only removes what it names.
- */
-export function statusMergePatch(from: StorageBucketStatus | undefined, to: StorageBucketStatus): Record<string, unknown> {
-  const patch: Record<string, unknown> = { ...to };
-  for (const k of Object.keys(from ?? {})) {
-    if (!(k in to)) patch[k] = null;
-  }
-  return patch;
-}

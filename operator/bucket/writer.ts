@@ -11,7 +11,8 @@ export interface ObjectWriter {
   /** Removes `finalizer`; a no-op when it is already gone or the object is deleted. */
   removeFinalizer<T extends KubeObject>(kind: ResourceKind, obj: T, finalizer: string): Promise<void>;
   /**
-   * Merge-patches the status subresource. With `expectResourceVersion` the patch carries
+   * Writes `status` (the whole desired status) through the status subresource as a merge
+   * patch of what differs from `obj.status`. With `expectResourceVersion` the patch carries
    * `metadata.resourceVersion`, so it fails with Conflict when `obj` was stale: this is what
    * makes recording an idempotency key safe against a lagging cache.
    */

@@ -1,5 +1,6 @@
 import { expect } from 'chai';
-import { nextStatus, statusEqual, statusMergePatch } from '../../../operator/bucket/status';
+import { nextStatus, statusEqual } from '../../../operator/bucket/status';
+import { mergePatchDiff } from '../../../operator/runtime/status';
 import { Reason } from '../../../operator/bucket/reasons';
 import { bucket, providerBucket } from '../../support/fixtures';
 
@@ -41,7 +42,7 @@ describe('nextStatus', () => {
     expect(s.id).to.equal(undefined);
     expect(s.endpoint).to.equal(undefined);
     expect(s.idempotencyKey).to.equal('k2');
-    const patch = statusMergePatch(prev, s);
+    const patch = mergePatchDiff(prev, s) as Record<string, unknown>;
     expect(patch['id']).to.equal(null);
     expect(patch['endpoint']).to.equal(null);
   });

@@ -1,0 +1,31 @@
+/**
+ * {@link ObjectWriter} bound to the runtime's client helpers. Finalizer patches carry the
+ * resourceVersion they were computed from, so a stale cache yields a 409 instead of a lost
+ * update; status patches are diffs against the object as read.
+ */
+import { applyObject } from '../runtime/apply';
+import { isNotFound, type KubeClient } from '../runtime/client';
+import { addFinalizer, removeFinalizer } from '../runtime/finalizers';
+import { patchStatus } from '../runtime/status';
+import type { KubeObject, ResourceKind } from '../runtime/types';
+import type { ObjectWriter } from './writer';
+
+/** Builds the writer used by the bucket controllers. */
+export function kubeWriter(client: KubeClient, fieldManager: string): ObjectWriter {
+  return {
+    addFinalizer: (kind, obj, finalizer) => addFinalizer(client, kind, obj, finalizer, { fieldManager }),
+    async removeFinalizer(kind, obj, finalizer) {
+      try {
+        await removeFinalizer(client, kind, obj, finalizer, { fieldManager });
+      } catch (err) {
+        // Already gone: an earlier attempt removed the last finalizer.
+        if (!isNotFound(err)) throw err;
+      }
+    },
+    patchStatus: <T extends KubeObject>(kind: ResourceKind, obj: T, status: Record<string, unknown>, opts: { expectResourceVersion?: boolean } = {}) =>
+      patchStatus(client, kind, obj as T & { status?: unknown }, status, { fieldManager, optimistic: opts.expectResourceVersion ?? false }),
+    async apply(kind, obj) {
+      await applyObject(client, kind, obj, { fieldManager });
+    },
+  };
+}

@@ -1,0 +1,93 @@
+/**
+ * Wires the bucket controllers into a Manager: informers and their indexes, watch mappings,
+ * predicates and reconcilers. The RBAC these need is declared in rbac.ts beside this file.
+ */
+import type { V1Secret, V1Service } from '@kubernetes/client-node';
+import type { BucketProviderConfig, StorageBucket } from '../api/v1';
+import type { ProviderClients } from '../provider-client';
+import { ControllerBuilder, type ControllerOptions } from '../runtime/controller';
+import type { Manager } from '../runtime/manager';
+import { generationChangedOrAnnotations } from '../runtime/predicates';
+import { ConfigReconciler } from './config-reconciler';
+import {
+  BUCKETS_BY_CONFIG,
+  CONFIGS_BY_SECRET,
+  bucketConfigIndex,
+  bucketsForConfig,
+  bucketsForSecret,
+  configForBucket,
+  configSecretIndex,
+  configsForSecret,
+} from './indexes';
+import { PROVIDER_CONFIG, SECRET, SERVICE, STORAGE_BUCKET } from './kinds';
+import { BucketReconciler } from './reconciler';
+import type { EventSink, ObjectWriter } from './writer';
+
+/** Options of {@link setupBucketControllers}. */
+export interface BucketControllersOptions {
+  readonly writer: ObjectWriter;
+  readonly events: EventSink;
+  readonly clients: ProviderClients;
+  /** @default 8 */
+  readonly maxConcurrentReconciles?: number;
+  /** Poll interval while Provisioning/Resizing. @default 3000 */
+  readonly pollIntervalMs?: number;
+  /** Drift check interval once Active. @default 60000 */
+  readonly driftIntervalMs?: number;
+  /** Per-reconcile deadline. @default 60000 */
+  readonly reconcileTimeoutMs?: number;
+  /** Runner rate limiter and other controller options. */
+  readonly controllerOptions?: ControllerOptions;
+}
+
+/** Controller names, as they appear in metrics and logs. */
+export const BUCKET_CONTROLLER = 'storagebucket';
+/** Name of the provider-config controller. */
+export const CONFIG_CONTROLLER = 'bucketproviderconfig';
+
+/** Registers the StorageBucket and BucketProviderConfig controllers on `mgr`. */
+export function setupBucketControllers(mgr: Manager, opts: BucketControllersOptions): void {
+  const informerOptions = mgr.namespace ? { namespace: mgr.namespace } : {};
+  const buckets = mgr.informers.informerFor<StorageBucket>(STORAGE_BUCKET, informerOptions).cache;
+  const configs = mgr.informers.informerFor<BucketProviderConfig>(PROVIDER_CONFIG, informerOptions).cache;
+  const secrets = mgr.informers.informerFor<V1Secret>(SECRET, informerOptions).cache;
+  const services = mgr.informers.informerFor<V1Service>(SERVICE, informerOptions).cache;
+  buckets.addIndex(BUCKETS_BY_CONFIG, bucketConfigIndex);
+  configs.addIndex(CONFIGS_BY_SECRET, configSecretIndex);
+
+  // Spec changes, deletion, finalizers and our annotations (pause, adopt) matter; our own
+  // status writes do not, since polling is driven by requeueAfter.
+  const bucketPredicates = [generationChangedOrAnnotations()];
+  const runner: ControllerOptions = {
+    maxConcurrentReconciles: opts.maxConcurrentReconciles ?? 8,
+    reconcileTimeoutMs: opts.reconcileTimeoutMs ?? 60_000,
+    ...opts.controllerOptions,
+  };
+
+  const bucketController = new ControllerBuilder(BUCKET_CONTROLLER, mgr)
+    .for<StorageBucket>(STORAGE_BUCKET, { predicates: bucketPredicates })
+    .owns(SECRET)
+    .owns(SERVICE)
+    .watches<BucketProviderConfig>(PROVIDER_CONFIG, bucketsForConfig(buckets), { predicates: [generationChangedOrAnnotations()] })
+    .watches<V1Secret>(SECRET, bucketsForSecret(configs, buckets))
+    .withOptions(runner)
+    .complete(
+      new BucketReconciler({
+        buckets, configs, secrets, services,
+        writer: opts.writer,
+        events: opts.events,
+        clients: opts.clients,
+        pollIntervalMs: opts.pollIntervalMs,
+        driftIntervalMs: opts.driftIntervalMs,
+      }),
+    );
+
+  const configController = new ControllerBuilder(CONFIG_CONTROLLER, mgr)
+    .for<BucketProviderConfig>(PROVIDER_CONFIG, { predicates: [generationChangedOrAnnotations()] })
+    .watches<StorageBucket>(STORAGE_BUCKET, configForBucket)
+    .watches<V1Secret>(SECRET, configsForSecret(configs))
+    .withOptions({ ...runner, maxConcurrentReconciles: 2 })
+    .complete(new ConfigReconciler({ configs, buckets, secrets, writer: opts.writer }));
+
+  mgr.add(bucketController).add(configController);
+}

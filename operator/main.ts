@@ -1,0 +1,125 @@
+/**
+ * The operator binary: the only file that reads flags and environment variables. Flags follow
+ * controller-runtime's names so manifests and habits carry over.
+ */
+import { KubeConfig } from '@kubernetes/client-node';
+import { parseArgs } from 'node:util';
+import { createLogger } from './runtime/logging';
+import { startOperator } from './operator';
+
+const USAGE = `Usage: bucketoperator [flags]
+  --kubeconfig PATH                 kubeconfig (default: in-cluster, then $KUBECONFIG, then ~/.kube/config)
+  --watch-namespace NS              watch one namespace (default: all; env WATCH_NAMESPACE)
+  --leader-elect[=true|false]       Lease leader election (default false)
+  --leader-election-namespace NS    namespace of the Lease (default: $POD_NAMESPACE or bucketoperator-system)
+  --leader-election-id NAME         Lease name (default bucketoperator-leader)
+  --metrics-bind-address ADDR       /metrics listen address, "0" disables (default :8080)
+  --health-probe-bind-address ADDR  /healthz and /readyz listen address (default :8081)
+  --max-concurrent-reconciles N     parallel reconciles of StorageBuckets (default 8)
+  --poll-interval DURATION          poll while Provisioning/Resizing, e.g. 3s (default 3s)
+  --drift-interval DURATION         drift check once Active, e.g. 60s (default 60s)
+  --provider-qps N --provider-burst N   provider calls per endpoint (default 20/40)
+  --log-level LEVEL                 debug|info|warn|error (default info)
+  --log-format json|pretty          (default json)`;
+
+const LEVELS = ['trace', 'debug', 'info', 'warn', 'error', 'fatal', 'silent'] as const;
+
+/** Parses `3s`, `500ms`, `2m` or a bare number of ms. */
+function duration(flag: string, value: string | undefined, fallback: number): number {
+  if (value === undefined) return fallback;
+  const m = /^(\d+(?:\.\d+)?)(ms|s|m)?$/.exec(value.trim());
+  if (!m) throw new Error(`--${flag}: expected a duration like 3s or 500ms, got "${value}"`);
+  const unit = m[2] === 's' ? 1000 : m[2] === 'm' ? 60_000 : 1;
+  return Math.round(Number(m[1]) * unit);
+}
+
+function positiveInt(flag: string, value: string | undefined, fallback: number): number {
+  if (value === undefined) return fallback;
+  const n = Number(value);
+  if (!Number.isInteger(n) || n < 1) throw new Error(`--${flag}: expected a positive integer, got "${value}"`);
+  return n;
+}
+
+function bool(flag: string, value: string | boolean | undefined): boolean {
+  if (value === undefined || value === false) return false;
+  if (value === true || value === 'true') return true;
+  if (value === 'false') return false;
+  throw new Error(`--${flag}: expected true or false, got "${String(value)}"`);
+}
+
+function main(): void {
+  const { values } = parseArgs({
+    options: {
+      kubeconfig: { type: 'string' },
+      'watch-namespace': { type: 'string' },
+      'leader-elect': { type: 'string' },
+      'leader-election-namespace': { type: 'string' },
+      'leader-election-id': { type: 'string' },
+      'metrics-bind-address': { type: 'string' },
+      'health-probe-bind-address': { type: 'string' },
+      'max-concurrent-reconciles': { type: 'string' },
+      'poll-interval': { type: 'string' },
+      'drift-interval': { type: 'string' },
+      'provider-qps': { type: 'string' },
+      'provider-burst': { type: 'string' },
+      'log-level': { type: 'string' },
+      'log-format': { type: 'string' },
+      help: { type: 'boolean', short: 'h' },
+    },
+    // `--leader-elect` alone means true, as with Go's flag package.
+    args: process.argv.slice(2).map((a) => (a === '--leader-elect' ? '--leader-elect=true' : a)),
+    strict: true,
+  });
+  if (values.help) {
+    console.log(USAGE);
+    return;
+  }
+  const level = values['log-level'] ?? 'info';
+  if (!LEVELS.includes(level as (typeof LEVELS)[number])) throw new Error(`--log-level: expected one of ${LEVELS.join('|')}, got "${level}"`);
+  const logger = createLogger({ level: level as (typeof LEVELS)[number], pretty: values['log-format'] === 'pretty' });
+  const kubeConfig = new KubeConfig();
+  if (values.kubeconfig) kubeConfig.loadFromFile(values.kubeconfig);
+  else kubeConfig.loadFromDefault();
+
+  const operator = startOperator({
+    kubeConfig,
+    logger,
+    watchNamespace: values['watch-namespace'] ?? process.env['WATCH_NAMESPACE'] ?? undefined,
+    leaderElection: bool('leader-elect', values['leader-elect']),
+    leaderElectionNamespace: values['leader-election-namespace'] ?? process.env['POD_NAMESPACE'] ?? 'bucketoperator-system',
+    leaderElectionId: values['leader-election-id'],
+    identity: process.env['POD_NAME'],
+    metricsBindAddress: values['metrics-bind-address'] ?? ':8080',
+    healthProbeBindAddress: values['health-probe-bind-address'] ?? ':8081',
+    maxConcurrentReconciles: positiveInt('max-concurrent-reconciles', values['max-concurrent-reconciles'], 8),
+    pollIntervalMs: duration('poll-interval', values['poll-interval'], 3000),
+    driftIntervalMs: duration('drift-interval', values['drift-interval'], 60_000),
+    providerQps: positiveInt('provider-qps', values['provider-qps'], 20),
+    providerBurst: positiveInt('provider-burst', values['provider-burst'], 40),
+  });
+
+  let stopping = false;
+  const shutdown = (signal: string) => {
+    if (stopping) return;
+    stopping = true;
+    logger.info({ signal }, 'Shutting down');
+    void operator.stop();
+  };
+  process.on('SIGTERM', () => shutdown('SIGTERM'));
+  process.on('SIGINT', () => shutdown('SIGINT'));
+  operator.done.then(
+    () => process.exit(0),
+    (err: unknown) => {
+      logger.error({ err }, 'Operator stopped with an error');
+      process.exit(1);
+    },
+  );
+}
+
+try {
+  main();
+} catch (err) {
+  console.error(err instanceof Error ? err.message : String(err));
+  console.error(USAGE);
+  process.exit(2);
+}

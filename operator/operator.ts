@@ -1,0 +1,119 @@
+/**
+ * Assembles the operator: REST client, shared informers, manager, provider clients and the
+ * bucket controllers. main.ts calls it with parsed flags; tests, the local demo and benchmarks
+ * call it in-process with their own options.
+ */
+import { hostname } from 'node:os';
+import type { KubeConfig } from '@kubernetes/client-node';
+import type { Logger } from 'pino';
+import { Registry } from 'prom-client';
+import { kubeWriter } from './bucket/kube-writer';
+import { setupBucketControllers } from './bucket/setup';
+import { ProviderClients } from './provider-client';
+import { KubeClient } from './runtime/client';
+import { EventRecorder } from './runtime/events';
+import { InformerFactory } from './runtime/informer-factory';
+import { Manager } from './runtime/manager';
+
+/** Name under which the operator writes fields, events and its Lease. */
+export const OPERATOR_NAME = 'bucketoperator';
+
+/** Everything the operator can be told. */
+export interface OperatorOptions {
+  readonly kubeConfig: KubeConfig;
+  readonly logger: Logger;
+  /** Watch one namespace; all when unset. */
+  readonly watchNamespace?: string;
+  readonly leaderElection: boolean;
+  /** @default 'bucketoperator-system' */
+  readonly leaderElectionNamespace?: string;
+  /** @default 'bucketoperator-leader' */
+  readonly leaderElectionId?: string;
+  readonly metricsBindAddress: string;
+  readonly healthProbeBindAddress: string;
+  /** @default 8 */
+  readonly maxConcurrentReconciles?: number;
+  /** @default 3000 */
+  readonly pollIntervalMs?: number;
+  /** @default 60000 */
+  readonly driftIntervalMs?: number;
+  /** Provider calls per second per endpoint. @default 20 */
+  readonly providerQps?: number;
+  /** @default 40 */
+  readonly providerBurst?: number;
+  /** @default 10000 */
+  readonly providerTimeoutMs?: number;
+  /** @default 30000 */
+  readonly gracefulShutdownTimeoutMs?: number;
+  /** Overrides the Lease identity (tests). */
+  readonly identity?: string;
+}
+
+/** A running operator. */
+export interface RunningOperator {
+  readonly manager: Manager;
+  readonly registry: Registry;
+  /** Resolves when the manager stopped; rejects when it failed (e.g. leadership lost). */
+  readonly done: Promise<void>;
+  /** Stops gracefully and waits. */
+  stop(): Promise<void>;
+}
+
+/** Starts the operator; it runs until `stop()` or a fatal error. */
+export function startOperator(opts: OperatorOptions): RunningOperator {
+  const registry = new Registry();
+  const client = new KubeClient({ kubeConfig: opts.kubeConfig, registry, userAgent: OPERATOR_NAME });
+  const informers = new InformerFactory({ lw: client, logger: opts.logger.child({ component: 'informer' }) });
+  const identity = opts.identity ?? `${hostname()}_${process.pid}`;
+  const manager = new Manager({
+    kubeConfig: opts.kubeConfig,
+    logger: opts.logger,
+    informers,
+    registry,
+    namespace: opts.watchNamespace,
+    metricsBindAddress: opts.metricsBindAddress,
+    healthProbeBindAddress: opts.healthProbeBindAddress,
+    gracefulShutdownTimeoutMs: opts.gracefulShutdownTimeoutMs,
+    leaderElection: {
+      enabled: opts.leaderElection,
+      namespace: opts.leaderElectionNamespace ?? 'bucketoperator-system',
+      name: opts.leaderElectionId ?? 'bucketoperator-leader',
+      identity,
+    },
+  });
+  const clients = new ProviderClients({
+    registry,
+    qps: opts.providerQps,
+    burst: opts.providerBurst,
+    timeoutMs: opts.providerTimeoutMs,
+  });
+  const events = new EventRecorder({
+    client,
+    reportingController: `storage.avalonhosting.example/${OPERATOR_NAME}`,
+    reportingInstance: identity,
+    logger: opts.logger.child({ component: 'events' }),
+  });
+  setupBucketControllers(manager, {
+    writer: kubeWriter(client, OPERATOR_NAME),
+    events,
+    clients,
+    maxConcurrentReconciles: opts.maxConcurrentReconciles,
+    pollIntervalMs: opts.pollIntervalMs,
+    driftIntervalMs: opts.driftIntervalMs,
+  });
+
+  const abort = new AbortController();
+  const done = manager.start(abort.signal).finally(() => {
+    clients.close();
+    client.close();
+  });
+  return {
+    manager,
+    registry,
+    done,
+    async stop() {
+      abort.abort();
+      await done.catch(() => undefined);
+    },
+  };
+}

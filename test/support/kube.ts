@@ -1,0 +1,80 @@
+/** Small kubectl-based helpers for integration tests: read objects as JSON, apply YAML, wait. */
+import type { ControlPlane } from './control-plane';
+import { waitFor } from './control-plane';
+
+/** Runs kubectl and throws with its stderr on failure. */
+export async function kubectlOk(cp: ControlPlane, args: string[], input?: string): Promise<string> {
+  const res = await cp.kubectl(args, input === undefined ? {} : { input });
+  if (res.code !== 0) throw new Error(`kubectl ${args.join(' ')}: ${res.stderr.trim()}`);
+  return res.stdout;
+}
+
+/** The object as JSON, or undefined when it does not exist. */
+export async function getJson<T = Record<string, unknown>>(cp: ControlPlane, kind: string, name: string, ns: string): Promise<T | undefined> {
+  const res = await cp.kubectl(['get', kind, name, '-n', ns, '-o', 'json']);
+  if (res.code !== 0) {
+    if (/NotFound|not found/.test(res.stderr)) return undefined;
+    throw new Error(`kubectl get ${kind} ${name}: ${res.stderr.trim()}`);
+  }
+  return JSON.parse(res.stdout) as T;
+}
+
+/** Applies a manifest given as an object or YAML text. */
+export async function apply(cp: ControlPlane, manifest: unknown): Promise<void> {
+  await kubectlOk(cp, ['apply', '-f', '-'], typeof manifest === 'string' ? manifest : JSON.stringify(manifest));
+}
+
+/** Waits until `predicate` holds for the object (which must exist). */
+export async function waitForObject<T>(
+  cp: ControlPlane, kind: string, name: string, ns: string, predicate: (obj: T) => boolean, description: string, timeoutMs = 60_000,
+): Promise<T> {
+  return waitFor(async () => {
+    const obj = await getJson<T>(cp, kind, name, ns);
+    return obj !== undefined && predicate(obj) ? obj : undefined;
+  }, { description, timeoutMs, intervalMs: 250 });
+}
+
+/** Waits until the object no longer exists. */
+export async function waitForGone(cp: ControlPlane, kind: string, name: string, ns: string, timeoutMs = 60_000): Promise<void> {
+  await waitFor(async () => ((await getJson(cp, kind, name, ns)) === undefined ? true : undefined), {
+    description: `${kind} ${ns}/${name} to be gone`, timeoutMs, intervalMs: 250,
+  });
+}
+
+/** Shape of a StorageBucket as read in tests. */
+export interface BucketJson {
+  metadata: { name: string; uid: string; finalizers?: string[]; deletionTimestamp?: string; generation: number };
+  spec: { sizeGB: number; region: string };
+  status?: {
+    id?: string; phase?: string; sizeGB?: number; endpoint?: string; idempotencyKey?: string; observedGeneration?: number;
+    conditions?: Array<{ type: string; status: string; reason: string; message: string }>;
+  };
+}
+
+/** The condition of `type`, if any. */
+export function condition(b: BucketJson | { status?: { conditions?: Array<{ type: string; status: string; reason: string; message: string }> } }, type: string) {
+  return b.status?.conditions?.find((c) => c.type === type);
+}
+
+/** A StorageBucket manifest. */
+export function bucketManifest(ns: string, name: string, spec: Record<string, unknown> = {}, annotations?: Record<string, string>) {
+  return {
+    apiVersion: 'storage.avalonhosting.example/v1',
+    kind: 'StorageBucket',
+    metadata: { name, namespace: ns, ...(annotations ? { annotations } : {}) },
+    spec: { region: 'us-east-1', sizeGB: 10, providerRef: { name: 'provider' }, ...spec },
+  };
+}
+
+/** The provider Secret and BucketProviderConfig named `provider` in `ns`. */
+export function providerManifests(ns: string, endpoint: string, apiKey: string, name = 'provider') {
+  return [
+    { apiVersion: 'v1', kind: 'Secret', metadata: { name: `${name}-key`, namespace: ns }, stringData: { apiKey } },
+    {
+      apiVersion: 'storage.avalonhosting.example/v1',
+      kind: 'BucketProviderConfig',
+      metadata: { name, namespace: ns },
+      spec: { endpoint, secretRef: { name: `${name}-key`, key: 'apiKey' } },
+    },
+  ];
+}
