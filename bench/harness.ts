@@ -1,0 +1,161 @@
+/**
+ * The benchmark world: a real control plane with dist/ applied, the provider as a process, and
+ * the operator as a process (so its CPU and memory are its own), plus the readings a scenario
+ * takes: operator API requests by verb, provider calls, reconciles.
+ */
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { KubeClient } from '../operator/runtime/client';
+import { STORAGE_BUCKET } from '../operator/bucket/kinds';
+import type { StorageBucket } from '../operator/api/v1';
+import { startControlPlane, waitFor, type ControlPlane } from '../test/support/control-plane';
+import { applyDist } from '../test/support/dist';
+import { apply, bucketManifest, providerManifests } from '../test/support/kube';
+import { startOperatorProcess, type OperatorProcess } from '../test/support/operator-process';
+import { startProviderProcess, type ProviderProcess } from '../test/support/provider-process';
+import { scrape, sum, type Sample } from './metrics';
+
+/** Counters read from the operator and the provider at one moment. */
+export interface Reading {
+  readonly at: number;
+  readonly apiByVerb: Record<string, number>;
+  readonly apiWrites: number;
+  readonly providerCalls: number;
+  readonly reconciles: number;
+}
+
+const VERBS = ['GET', 'LIST', 'WATCH', 'POST', 'PUT', 'PATCH', 'DELETE'] as const;
+
+/** The running world of one benchmark run. */
+export class Bench {
+  readonly admin: KubeClient;
+  operator?: OperatorProcess;
+  private nsCounter = 0;
+
+  private constructor(
+    readonly cp: ControlPlane,
+    readonly provider: ProviderProcess,
+    private readonly saKubeconfig: string,
+    private readonly work: string,
+  ) {
+    this.admin = new KubeClient({ kubeConfig: cp.kubeConfig(), maxSockets: 64 });
+  }
+
+  /** Starts control plane, dist/, provider (activation `providerDelayMs`). */
+  static async start(providerDelayMs: number): Promise<Bench> {
+    const cp = await startControlPlane();
+    try {
+      await applyDist(cp);
+      const provider = await startProviderProcess({ activationDelayMs: providerDelayMs });
+      const sa = await cp.serviceAccountKubeconfig('bucketoperator-system', 'bucketoperator-controller-manager', { expirationSeconds: 86_400 });
+      return new Bench(cp, provider, sa, mkdtempSync(join(tmpdir(), 'bucketoperator-bench-')));
+    } catch (err) {
+      await cp.stop();
+      throw err;
+    }
+  }
+
+  /** A new namespace with the provider config and Secret in it. */
+  async namespace(prefix: string): Promise<string> {
+    const ns = `${prefix}-${++this.nsCounter}`;
+    await apply(this.cp, { apiVersion: 'v1', kind: 'Namespace', metadata: { name: ns } });
+    for (const m of providerManifests(ns, this.provider.url, this.provider.apiKey)) await apply(this.cp, m);
+    return ns;
+  }
+
+  /** Starts the operator process (info logs, to keep logging cost realistic). */
+  async startOperator(maxConcurrent: number): Promise<OperatorProcess> {
+    this.operator = await startOperatorProcess({
+      kubeconfig: this.saKubeconfig,
+      logFile: join(this.work, 'operator.log'),
+      pollInterval: '3s',
+      driftInterval: '60s',
+      extraArgs: [`--max-concurrent-reconciles=${maxConcurrent}`, '--log-level=info'],
+    });
+    return this.operator;
+  }
+
+  async stopOperator(): Promise<void> {
+    await this.operator?.kill('SIGTERM');
+    this.operator = undefined;
+  }
+
+  /** Creates `n` buckets with 20 requests in flight, as `kubectl apply` of many files would. */
+  async createBuckets(ns: string, n: number): Promise<void> {
+    const names = Array.from({ length: n }, (_, i) => `b${String(i).padStart(5, '0')}`);
+    let next = 0;
+    const worker = async () => {
+      while (next < names.length) {
+        const name = names[next++] ?? '';
+        await this.admin.create(STORAGE_BUCKET, bucketManifest(ns, name, { sizeGB: 10 }) as unknown as StorageBucket);
+      }
+    };
+    await Promise.all(Array.from({ length: 20 }, worker));
+  }
+
+  /** Number of buckets in `ns` and how many are Ready. */
+  async count(ns: string): Promise<{ total: number; ready: number }> {
+    const { items } = await this.admin.list<StorageBucket>(STORAGE_BUCKET, { namespace: ns, limit: 500 });
+    const ready = items.filter((b) => b.status?.conditions?.some((c) => c.type === 'Ready' && c.status === 'True')).length;
+    return { total: items.length, ready };
+  }
+
+  /** Waits until every one of `n` buckets is Ready; returns elapsed ms since `since`. */
+  async waitAllReady(ns: string, n: number, since: number, timeoutMs: number): Promise<number> {
+    await waitFor(async () => ((await this.count(ns)).ready === n ? true : undefined), {
+      description: `${n} buckets Ready in ${ns}`, timeoutMs, intervalMs: 250,
+    });
+    return Date.now() - since;
+  }
+
+  /** Deletes every bucket in `ns`; resolves with the ms until none is left in Kubernetes. */
+  async deleteAll(ns: string, timeoutMs: number): Promise<number> {
+    const t0 = Date.now();
+    await this.cp.kubectl(['delete', 'sbucket', '--all', '-n', ns, '--wait=false']);
+    await waitFor(async () => ((await this.count(ns)).total === 0 ? true : undefined), {
+      description: `buckets in ${ns} to be gone`, timeoutMs, intervalMs: 250,
+    });
+    return Date.now() - t0;
+  }
+
+  /** Buckets the provider still holds for `ns` (one provider call, made by the harness). */
+  async leftAtProvider(ns: string): Promise<number> {
+    return (await this.provider.buckets(ns)).length;
+  }
+
+  /** Counters at this moment. */
+  async read(): Promise<Reading> {
+    const samples: Sample[] = this.operator ? await scrape(this.operator.metricsUrl) : [];
+    const apiByVerb: Record<string, number> = {};
+    for (const v of VERBS) apiByVerb[v] = sum(samples, 'rest_client_requests_total', { verb: v });
+    return {
+      at: Date.now(),
+      apiByVerb,
+      apiWrites: (apiByVerb['POST'] ?? 0) + (apiByVerb['PUT'] ?? 0) + (apiByVerb['PATCH'] ?? 0) + (apiByVerb['DELETE'] ?? 0),
+      providerCalls: (await this.provider.stats()).total,
+      reconciles: sum(samples, 'controller_runtime_reconcile_total', { controller: 'storagebucket' }),
+    };
+  }
+
+  async stop(): Promise<void> {
+    await this.stopOperator();
+    this.admin.close();
+    await this.provider.stop();
+    await this.cp.stop();
+    rmSync(this.work, { recursive: true, force: true });
+  }
+}
+
+/** b - a, per key. */
+export function delta(a: Reading, b: Reading): Reading {
+  const apiByVerb: Record<string, number> = {};
+  for (const k of Object.keys(b.apiByVerb)) apiByVerb[k] = (b.apiByVerb[k] ?? 0) - (a.apiByVerb[k] ?? 0);
+  return {
+    at: b.at - a.at,
+    apiByVerb,
+    apiWrites: b.apiWrites - a.apiWrites,
+    providerCalls: b.providerCalls - a.providerCalls,
+    reconciles: b.reconciles - a.reconciles,
+  };
+}
