@@ -10,6 +10,7 @@ import { done } from '../../operator/runtime/reconcile';
 import type { ResourceKind } from '../../operator/runtime/types';
 import { waitFor, type ControlPlane } from '../support/control-plane';
 import { freshNamespace, sharedControlPlane } from './setup';
+import { CONTROLLER_RUNTIME_METRIC_NAMES } from '../support/metric-names';
 
 const ConfigMaps: ResourceKind = { group: '', version: 'v1', kind: 'ConfigMap', plural: 'configmaps', namespaced: true };
 const Missing: ResourceKind = { group: 'example.com', version: 'v1', kind: 'Missing', plural: 'missings', namespaced: true };
@@ -213,24 +214,7 @@ describe('runtime: leader election and manager (real control plane)', function (
     const { metrics } = await a.mgr.listening();
     const res = await httpGet(`http://127.0.0.1:${metrics?.port}/metrics`);
     expect(res.status).to.equal(200);
-    for (const name of [
-      'controller_runtime_reconcile_total',
-      'controller_runtime_reconcile_errors_total',
-      'controller_runtime_terminal_reconcile_errors_total',
-      'controller_runtime_reconcile_time_seconds',
-      'controller_runtime_active_workers',
-      'controller_runtime_max_concurrent_reconciles',
-      'workqueue_depth',
-      'workqueue_adds_total',
-      'workqueue_retries_total',
-      'workqueue_queue_duration_seconds',
-      'workqueue_work_duration_seconds',
-      'workqueue_unfinished_work_seconds',
-      'workqueue_longest_running_processor_seconds',
-      'leader_election_master_status',
-      'rest_client_requests_total',
-      'process_cpu_user_seconds_total',
-    ]) {
+    for (const name of [...CONTROLLER_RUNTIME_METRIC_NAMES, 'rest_client_requests_total']) {
       expect(res.body, name).to.match(new RegExp(`^# TYPE ${name} `, 'm'));
     }
     expect(res.body).to.include('leader_election_master_status{name="metrics"} 1');

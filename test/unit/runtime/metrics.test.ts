@@ -3,25 +3,9 @@ import { Counter, Registry } from 'prom-client';
 import { Metrics } from '../../../operator/runtime/metrics';
 import { WorkQueue } from '../../../operator/runtime/workqueue';
 import { FakeClock } from '../../../operator/runtime/clock';
+import { CONTROLLER_RUNTIME_METRIC_NAMES } from '../../support/metric-names';
 
-const NAMES = [
-  'controller_runtime_reconcile_total',
-  'controller_runtime_reconcile_errors_total',
-  'controller_runtime_terminal_reconcile_errors_total',
-  'controller_runtime_reconcile_time_seconds',
-  'controller_runtime_active_workers',
-  'controller_runtime_max_concurrent_reconciles',
-  'workqueue_depth',
-  'workqueue_adds_total',
-  'workqueue_retries_total',
-  'workqueue_queue_duration_seconds',
-  'workqueue_work_duration_seconds',
-  'workqueue_unfinished_work_seconds',
-  'workqueue_longest_running_processor_seconds',
-  'leader_election_master_status',
-  'process_cpu_user_seconds_total',
-  'nodejs_eventloop_lag_seconds',
-];
+const NAMES = [...CONTROLLER_RUNTIME_METRIC_NAMES, 'nodejs_eventloop_lag_seconds'];
 
 describe('Metrics', () => {
   it('registers controller-runtime, workqueue, leader election and Node process metrics', async () => {
