@@ -64,14 +64,15 @@ export class Bench {
     return ns;
   }
 
-  /** Starts the operator process (info logs, to keep logging cost realistic). */
-  async startOperator(maxConcurrent: number): Promise<OperatorProcess> {
+  /** Starts the operator process (info logs, to keep logging cost realistic); default provider limits unless given. */
+  async startOperator(maxConcurrent: number, providerQps?: number): Promise<OperatorProcess> {
+    const qps = providerQps ? [`--provider-qps=${providerQps}`, `--provider-burst=${providerQps * 2}`] : [];
     this.operator = await startOperatorProcess({
       kubeconfig: this.saKubeconfig,
       logFile: join(this.work, 'operator.log'),
       pollInterval: '3s',
       driftInterval: '60s',
-      extraArgs: [`--max-concurrent-reconciles=${maxConcurrent}`, '--log-level=info'],
+      extraArgs: [`--max-concurrent-reconciles=${maxConcurrent}`, '--log-level=info', ...qps],
     });
     return this.operator;
   }

@@ -4,7 +4,7 @@
  * No pass/fail: the figures go into bench/README.md with the machine they came from.
  *
  *   npm run bench -- [--sizes 100,1000] [--concurrency 1,8,32] [--concurrency-size 100]
- *                    [--provider-delay-ms 2000] [--steady-seconds 60]
+ *                    [--provider-delay-ms 2000] [--steady-seconds 60] [--concurrency-provider-qps 1000]
  */
 import { mkdirSync, writeFileSync } from 'node:fs';
 import { cpus, totalmem } from 'node:os';
@@ -20,6 +20,7 @@ const { values } = parseArgs({
     'concurrency-size': { type: 'string', default: '100' },
     'provider-delay-ms': { type: 'string', default: '2000' },
     'steady-seconds': { type: 'string', default: '60' },
+    'concurrency-provider-qps': { type: 'string', default: '1000' },
   },
 });
 const list = (s: string) => s.split(',').map((x) => Number(x.trim())).filter((x) => Number.isInteger(x) && x > 0);
@@ -28,6 +29,8 @@ const concurrencies = list(values.concurrency);
 const concurrencySize = Number(values['concurrency-size']);
 const providerDelayMs = Number(values['provider-delay-ms']);
 const steadySeconds = Number(values['steady-seconds']);
+// The concurrency runs lift the provider rate limit, or it alone would set the pace.
+const concurrencyQps = Number(values['concurrency-provider-qps']);
 
 interface Row { scenario: string; n: number; workers: number; figures: Record<string, number | string> }
 const rows: Row[] = [];
@@ -40,8 +43,8 @@ const perBucket = (d: Reading, n: number) => ({
   'reconciles/bucket': round(d.reconciles / n),
 });
 
-async function converge(bench: Bench, n: number, workers: number, full: boolean): Promise<void> {
-  const op = await bench.startOperator(workers);
+async function converge(bench: Bench, n: number, workers: number, full: boolean, providerQps?: number): Promise<void> {
+  const op = await bench.startOperator(workers, providerQps);
   const ns = await bench.namespace(`conv${n}w${workers}`);
   const cpu0 = cpuSeconds(op.pid);
   const r0 = await bench.read();
@@ -59,7 +62,9 @@ async function converge(bench: Bench, n: number, workers: number, full: boolean)
   console.log(`converge n=${n} workers=${workers}:`, JSON.stringify(figures));
 
   if (full) {
-    // Steady state: every bucket Ready; nothing should be written, the provider polled once per drift interval.
+    // Steady state: every bucket Ready; nothing should be written, the provider polled once per
+    // drift interval. A short settle lets the last owned-object and config events pass first.
+    await new Promise((r) => setTimeout(r, 10_000));
     const cpuS0 = cpuSeconds(op.pid);
     const s0 = await bench.read();
     await new Promise((r) => setTimeout(r, steadySeconds * 1000));
@@ -75,13 +80,13 @@ async function converge(bench: Bench, n: number, workers: number, full: boolean)
     // Restart with N Ready buckets: time to ready, and what the new process writes.
     await bench.stopOperator();
     const tr = Date.now();
-    const op2 = await bench.startOperator(workers);
+    const op2 = await bench.startOperator(workers, providerQps);
     const readyProbeMs = Date.now() - tr;
-    const q0 = await bench.read();
-    // Long enough for the initial pass over every cached object to finish.
+    // Long enough for the initial pass over every cached object to finish. The new process's
+    // counters start at zero, and the provider's are read from before the restart.
     await new Promise((r) => setTimeout(r, Math.max(5000, n * 10)));
     const q1 = await bench.read();
-    const dq = delta(q0, q1);
+    const dq = delta({ ...s1, apiByVerb: {}, apiWrites: 0, reconciles: 0 }, q1);
     figures['restart ready s'] = round(readyProbeMs / 1000, 1);
     figures['restart api writes'] = dq.apiWrites;
     figures['restart provider calls/bucket'] = round(dq.providerCalls / n, 2);
@@ -97,7 +102,7 @@ async function converge(bench: Bench, n: number, workers: number, full: boolean)
   figures['delete s'] = round(deleteMs / 1000, 1);
   figures['delete provider calls/bucket'] = round(dd.providerCalls / n, 2);
   figures['left at provider'] = await bench.leftAtProvider(ns);
-  rows.push({ scenario: full ? 'converge+steady+restart' : 'concurrency', n, workers, figures });
+  rows.push({ scenario: full ? 'converge+steady+restart' : `concurrency (provider qps ${providerQps ?? 20})`, n, workers, figures });
   await bench.stopOperator();
 }
 
@@ -107,7 +112,7 @@ async function main(): Promise<void> {
   const bench = await Bench.start(providerDelayMs);
   try {
     for (const n of sizes) await converge(bench, n, 8, true);
-    for (const w of concurrencies) await converge(bench, concurrencySize, w, false);
+    for (const w of concurrencies) await converge(bench, concurrencySize, w, false, concurrencyQps);
   } finally {
     await bench.stop();
   }

@@ -7,7 +7,7 @@ import type { BucketProviderConfig, StorageBucket } from '../api/v1';
 import type { ProviderClients } from '../provider-client';
 import { ControllerBuilder, type ControllerOptions } from '../runtime/controller';
 import type { Manager } from '../runtime/manager';
-import { generationChangedOrAnnotations } from '../runtime/predicates';
+import { generationChangedOrAnnotations, type Predicate } from '../runtime/predicates';
 import { ConfigReconciler } from './config-reconciler';
 import {
   BUCKETS_BY_CONFIG,
@@ -45,6 +45,13 @@ export const BUCKET_CONTROLLER = 'storagebucket';
 /** Name of the provider-config controller. */
 export const CONFIG_CONTROLLER = 'bucketproviderconfig';
 
+/**
+ * Owned objects matter when someone else edits or deletes them. Their creation is our own
+ * apply (or, after a restart, the initial list, when every bucket is enqueued anyway), so a
+ * create event would only cost one more reconcile and provider call per bucket.
+ */
+const ownedChanged: Predicate = { create: () => false };
+
 /** Registers the StorageBucket and BucketProviderConfig controllers on `mgr`. */
 export function setupBucketControllers(mgr: Manager, opts: BucketControllersOptions): void {
   const informerOptions = mgr.namespace ? { namespace: mgr.namespace } : {};
@@ -66,8 +73,8 @@ export function setupBucketControllers(mgr: Manager, opts: BucketControllersOpti
 
   const bucketController = new ControllerBuilder(BUCKET_CONTROLLER, mgr)
     .for<StorageBucket>(STORAGE_BUCKET, { predicates: bucketPredicates })
-    .owns(SECRET)
-    .owns(SERVICE)
+    .owns(SECRET, { predicates: [ownedChanged] })
+    .owns(SERVICE, { predicates: [ownedChanged] })
     .watches<BucketProviderConfig>(PROVIDER_CONFIG, bucketsForConfig(buckets), { predicates: [generationChangedOrAnnotations()] })
     .watches<V1Secret>(SECRET, bucketsForSecret(configs, buckets))
     .withOptions(runner)
