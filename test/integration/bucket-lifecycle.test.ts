@@ -135,6 +135,16 @@ describe('StorageBucket lifecycle (operator under its ServiceAccount, real provi
     await waitForObject<BucketJson>(cp, 'sbucket', 'waiting', ns, (x) => isReady(x) && x.status?.sizeGB === 11, 'recovery after rotation');
   });
 
+  it('re-reconciles its buckets when the provider endpoint changes', async () => {
+    const patchEndpoint = (endpoint: string) =>
+      kubectlOk(cp, ['patch', 'bucketproviderconfig', 'provider', '-n', ns, '--type=merge', '-p', JSON.stringify({ spec: { endpoint } })]);
+    // Port 9 (discard) refuses connections on loopback: the provider is unreachable.
+    await patchEndpoint('http://127.0.0.1:9');
+    await waitForObject<BucketJson>(cp, 'sbucket', 'alpha', ns, (x) => condition(x, 'Synced')?.reason === 'ProviderUnavailable', 'ProviderUnavailable after the endpoint change');
+    await patchEndpoint(provider.url);
+    await waitForObject<BucketJson>(cp, 'sbucket', 'alpha', ns, (x) => isReady(x) && condition(x, 'Synced')?.status === 'True', 'Synced again after the endpoint is restored');
+  });
+
   it('keeps a BucketProviderConfig while buckets use it, and shows the count', async () => {
     const cfg = await waitForObject<{ status?: { bucketCount?: number } }>(cp, 'bucketproviderconfig', 'later', ns, (c) => c.status?.bucketCount === 1, 'bucketCount 1');
     expect(cfg.status?.bucketCount).to.equal(1);
