@@ -1,7 +1,7 @@
 /**
  * Crash safety: the operator is SIGKILLed at arbitrary points while 20 buckets are created and
- * again while they are deleted, and the provider drops the connection after committing some
- * creates. Afterwards there is exactly one provider bucket per StorageBucket, and none once
+ * again while they are deleted, the provider drops the connection after committing some
+ * creates, and the API server restarts mid-way. Afterwards there is exactly one provider bucket per StorageBucket, and none once
  * they are deleted.
  */
 import { expect } from 'chai';
@@ -28,7 +28,7 @@ function mulberry32(seed: number): () => number {
   };
 }
 
-describe('crash safety (operator killed mid-flight, provider drops committed creates)', function () {
+describe('crash safety (operator killed mid-flight, provider drops committed creates, API server restarts)', function () {
   this.timeout(300_000);
   let cp: ControlPlane;
   let provider: ProviderProcess;
@@ -71,6 +71,8 @@ describe('crash safety (operator killed mid-flight, provider drops committed cre
     const items = Array.from({ length: COUNT }, (_, i) => bucketManifest(ns, `b${i}`, { sizeGB: 1 + i }));
     await apply(cp, { apiVersion: 'v1', kind: 'List', items });
     for (let i = 0; i < 6; i++) await crashAfterRandomDelay();
+    // An API server outage in the middle of it must only delay the work.
+    await cp.restartApiServer();
     await provider.setFaults({});
     await waitFor(async () => {
       const ready = (await listBuckets()).filter((b) => condition(b, 'Ready')?.status === 'True');
