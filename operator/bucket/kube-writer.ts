@@ -1,7 +1,7 @@
 /**
- * {@link ObjectWriter} bound to the runtime's client helpers. Finalizer patches carry the
- * resourceVersion they were computed from, so a stale cache yields a 409 instead of a lost
- * update; status patches are diffs against the object as read.
+ * {@link ObjectWriter} bound to the runtime's client helpers. Finalizer and metadata patches
+ * carry the resourceVersion they were computed from, so a stale cache yields a 409 instead of a
+ * lost update; status patches are diffs against the object as read.
  */
 import { applyObject } from '../runtime/apply';
 import { isNotFound, type KubeClient } from '../runtime/client';
@@ -22,6 +22,15 @@ export function kubeWriter(client: KubeClient, fieldManager: string): ObjectWrit
         if (!isNotFound(err)) throw err;
       }
     },
+    patchMetadata: <T extends KubeObject>(kind: ResourceKind, obj: T, change: { finalizers?: readonly string[]; annotations?: Readonly<Record<string, string>> }) =>
+      client.patch<T>(
+        kind,
+        obj.metadata?.namespace ?? '',
+        obj.metadata?.name ?? '',
+        { metadata: { resourceVersion: obj.metadata?.resourceVersion, ...change } },
+        'merge',
+        { fieldManager },
+      ),
     patchStatus: <T extends KubeObject>(kind: ResourceKind, obj: T, status: Record<string, unknown>, opts: { expectResourceVersion?: boolean } = {}) =>
       patchStatus(client, kind, obj as T & { status?: unknown }, status, { fieldManager, optimistic: opts.expectResourceVersion ?? false }),
     async apply(kind, obj) {

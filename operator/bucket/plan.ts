@@ -3,7 +3,7 @@
  * decide the ONE next step. No I/O, no clock, no randomness, so every branch is table-tested.
  */
 import type { StorageBucket } from '../api/v1';
-import { ADOPT_ANNOTATION, BUCKET_FINALIZER } from '../api/v1';
+import { ADOPT_ANNOTATION, BUCKET_FINALIZER, IDEMPOTENCY_KEY_ANNOTATION } from '../api/v1';
 import type { ProviderBucket, UpdateBucketRequest } from '../provider-client';
 
 /** What the provider said about the bucket this object refers to. */
@@ -13,9 +13,10 @@ export type Observation =
 
 /** The next step; exactly one is executed per reconcile. */
 export type Step =
-  | { readonly type: 'addFinalizer' }
-  /** Persist a new idempotency key before any create; `recreate` when a known bucket vanished. */
-  | { readonly type: 'recordKey'; readonly recreate: boolean }
+  /** One metadata write, before anything exists outside: the finalizer and an idempotency key. */
+  | { readonly type: 'prepare' }
+  /** The bucket created with the current key vanished: mint a new key, then create. */
+  | { readonly type: 'rotateKey' }
   | { readonly type: 'create'; readonly idempotencyKey: string }
   | { readonly type: 'update'; readonly id: string; readonly patch: UpdateBucketRequest }
   | { readonly type: 'delete'; readonly id: string }
@@ -29,6 +30,7 @@ export type Step =
 export function plan(bucket: StorageBucket, obs: Observation): Step {
   const finalizers = bucket.metadata.finalizers ?? [];
   const hasFinalizer = finalizers.includes(BUCKET_FINALIZER);
+  const key = bucket.metadata.annotations?.[IDEMPOTENCY_KEY_ANNOTATION];
 
   if (bucket.metadata.deletionTimestamp) {
     if (!hasFinalizer) return { type: 'none', waiting: false };
@@ -37,8 +39,9 @@ export function plan(bucket: StorageBucket, obs: Observation): Step {
     return { type: 'removeFinalizer', orphaned: false };
   }
 
-  // The finalizer goes on before anything exists outside the cluster, so nothing can leak.
-  if (!hasFinalizer) return { type: 'addFinalizer' };
+  // Finalizer and key go on before anything exists outside the cluster, so nothing can leak
+  // and a create retried after a crash reuses the same key.
+  if (!hasFinalizer || !key) return { type: 'prepare' };
 
   if (!obs.exists) {
     const adoptId = bucket.metadata.annotations?.[ADOPT_ANNOTATION];
@@ -46,9 +49,10 @@ export function plan(bucket: StorageBucket, obs: Observation): Step {
     if (adoptId && !status.id) {
       return { type: 'blocked', reason: 'AdoptTargetNotFound', message: `provider bucket ${adoptId} named by ${ADOPT_ANNOTATION} does not exist` };
     }
-    if (status.id) return { type: 'recordKey', recreate: true };
-    if (!status.idempotencyKey) return { type: 'recordKey', recreate: false };
-    return { type: 'create', idempotencyKey: status.idempotencyKey };
+    // Only the key that made the vanished bucket is spent; a key minted after it (a rotation
+    // interrupted before its create) is still good, and minting again could duplicate.
+    if (status.id && status.idempotencyKey === key) return { type: 'rotateKey' };
+    return { type: 'create', idempotencyKey: key };
   }
 
   const external = obs.bucket;

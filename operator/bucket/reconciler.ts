@@ -6,7 +6,9 @@
 import { randomUUID } from 'node:crypto';
 import type { V1Service } from '@kubernetes/client-node';
 import type { BucketPhase, StorageBucket } from '../api/v1';
-import { ADOPT_ANNOTATION, BUCKET_FINALIZER, PAUSED_ANNOTATION, StorageBucketSpec, formatFieldErrors, validate } from '../api/v1';
+import {
+  ADOPT_ANNOTATION, BUCKET_FINALIZER, IDEMPOTENCY_KEY_ANNOTATION, PAUSED_ANNOTATION, StorageBucketSpec, formatFieldErrors, validate,
+} from '../api/v1';
 import { isProviderError, type ProviderBucket } from '../provider-client';
 import { isConflict } from '../runtime/client';
 import { findCondition, type Condition } from '../runtime/conditions';
@@ -84,12 +86,6 @@ export class BucketReconciler implements Reconciler {
           this.d.events.event(bucket, 'Warning', EventReason.InvalidSpec, 'Validate', message);
           throw new TerminalError(`invalid spec: ${message}`);
         }
-        if (!hasFinalizer) {
-          // Before anything can exist outside the cluster; the resulting watch event brings us back.
-          await this.d.writer.addFinalizer(STORAGE_BUCKET, bucket, BUCKET_FINALIZER);
-          ctx.logger.debug('added finalizer');
-          return done();
-        }
       }
 
       let conn: Connection;
@@ -99,6 +95,10 @@ export class BucketReconciler implements Reconciler {
         if (!(err instanceof ConnectError)) throw err;
         return await this.notConnected(bucket, err, ctx);
       }
+      if (!deleting && (!hasFinalizer || !bucket.metadata.annotations?.[IDEMPOTENCY_KEY_ANNOTATION])) {
+        // Nothing can exist at the provider yet: no need to ask it.
+        return await this.prepare(bucket, ctx);
+      }
       const obs = await this.observe(conn, bucket, ctx.signal);
       return await this.execute(bucket, conn, obs, plan(bucket, obs), ctx);
     } catch (err) {
@@ -106,41 +106,47 @@ export class BucketReconciler implements Reconciler {
     }
   }
 
+  /**
+   * Adds the finalizer and mints the idempotency key in ONE metadata write, before any create.
+   * The write carries the resourceVersion the object was read at, so a stale cache fails with
+   * Conflict instead of minting a second key; the resulting watch event brings us back.
+   */
+  private async prepare(bucket: StorageBucket, ctx: ReconcileContext): Promise<Action> {
+    const finalizers = bucket.metadata.finalizers ?? [];
+    const change: { finalizers?: string[]; annotations?: Record<string, string> } = {};
+    if (!finalizers.includes(BUCKET_FINALIZER)) change.finalizers = [...finalizers, BUCKET_FINALIZER];
+    if (!bucket.metadata.annotations?.[IDEMPOTENCY_KEY_ANNOTATION]) change.annotations = { [IDEMPOTENCY_KEY_ANNOTATION]: this.newKey() };
+    await this.d.writer.patchMetadata(STORAGE_BUCKET, bucket, change);
+    ctx.logger.debug('added finalizer and idempotency key');
+    return done();
+  }
+
   /** Asks the provider about the bucket this object refers to; changes nothing. */
   private async observe(conn: Connection, bucket: StorageBucket, signal: AbortSignal): Promise<Observation> {
-    const status = bucket.status ?? {};
-    const id = status.id ?? bucket.metadata.annotations?.[ADOPT_ANNOTATION];
+    const id = bucket.status?.id ?? bucket.metadata.annotations?.[ADOPT_ANNOTATION];
+    const key = bucket.metadata.annotations?.[IDEMPOTENCY_KEY_ANNOTATION];
     let found: ProviderBucket | undefined;
     if (id) found = await conn.client.getBucket(id, signal);
-    // A key without an id is the crash window: the create may have happened, so look it up.
-    else if (status.idempotencyKey) found = await conn.client.findByIdempotencyKey(status.idempotencyKey, signal);
+    // No recorded id, or it vanished: a create with the current key may have happened without
+    // its answer reaching us (the crash window), so look the key up before creating.
+    if (!found && key) found = await conn.client.findByIdempotencyKey(key, signal);
     return found ? { exists: true, bucket: found } : { exists: false };
   }
 
   private async execute(bucket: StorageBucket, conn: Connection, obs: Observation, step: Step, ctx: ReconcileContext): Promise<Action> {
     const log = ctx.logger.child({ bucketID: obs.exists ? obs.bucket.id : bucket.status?.id });
     switch (step.type) {
-      case 'addFinalizer':
-        await this.d.writer.addFinalizer(STORAGE_BUCKET, bucket, BUCKET_FINALIZER);
-        return done();
+      case 'prepare':
+        return this.prepare(bucket, ctx);
 
-      case 'recordKey': {
+      case 'rotateKey': {
+        const note = `provider bucket ${bucket.status?.id ?? ''} no longer exists; creating a new one`;
+        this.d.events.event(bucket, 'Warning', EventReason.BucketMissing, 'Observe', note);
+        log.info({ msg: 'provider bucket missing; recreating' });
         const key = this.newKey();
-        if (step.recreate) {
-          const note = `provider bucket ${bucket.status?.id ?? ''} no longer exists; creating a new one`;
-          this.d.events.event(bucket, 'Warning', EventReason.BucketMissing, 'Observe', note);
-          log.info({ msg: 'provider bucket missing; recreating' });
-        }
-        // Persisted with a resourceVersion precondition BEFORE the create: a stale cache makes
-        // this fail with Conflict instead of minting a second key for the same object.
-        const recorded = await this.writeStatus(bucket, {
-          phase: 'Pending',
-          ready: { status: 'False', reason: Reason.Creating, message: 'creating the bucket at the provider' },
-          synced: SYNCED,
-          idempotencyKey: key,
-          ...(step.recreate ? { id: null } : {}),
-        }, true);
-        return this.create(recorded, conn, key, ctx);
+        // Persisted (with a resourceVersion precondition) BEFORE the create that uses it.
+        const rotated = await this.d.writer.patchMetadata(STORAGE_BUCKET, bucket, { annotations: { [IDEMPOTENCY_KEY_ANNOTATION]: key } });
+        return this.create(rotated, conn, key, ctx);
       }
 
       case 'create':
@@ -252,13 +258,7 @@ export class BucketReconciler implements Reconciler {
     } catch (err) {
       if (isProviderError(err) && err.status === 410) {
         // The bucket made with this key was deleted behind our back; the key is spent.
-        await this.writeStatus(bucket, {
-          phase: 'Pending',
-          ready: { status: 'False', reason: Reason.Creating, message: 'the previous bucket was deleted at the provider' },
-          synced: SYNCED,
-          idempotencyKey: null,
-          id: null,
-        }, true);
+        await this.d.writer.patchMetadata(STORAGE_BUCKET, bucket, { annotations: { [IDEMPOTENCY_KEY_ANNOTATION]: this.newKey() } });
         return requeueAfter(0);
       }
       throw err;
@@ -291,7 +291,7 @@ export class BucketReconciler implements Reconciler {
 
   private async notConnected(bucket: StorageBucket, err: ConnectError, ctx: ReconcileContext): Promise<Action> {
     const status = bucket.status ?? {};
-    if (bucket.metadata.deletionTimestamp && !status.id && !status.idempotencyKey) {
+    if (bucket.metadata.deletionTimestamp && !status.id && !bucket.metadata.annotations?.[IDEMPOTENCY_KEY_ANNOTATION]) {
       // Nothing was ever created at a provider, so there is nothing to clean up.
       await this.d.writer.removeFinalizer(STORAGE_BUCKET, bucket, BUCKET_FINALIZER);
       return done();
@@ -355,10 +355,10 @@ export class BucketReconciler implements Reconciler {
   }
 
   /** Writes status when it changed; returns the object as it now stands. */
-  private async writeStatus(bucket: StorageBucket, facts: StatusFacts, expectResourceVersion = false): Promise<StorageBucket> {
+  private async writeStatus(bucket: StorageBucket, facts: StatusFacts): Promise<StorageBucket> {
     const next = nextStatus(bucket, facts, this.now());
     if (statusEqual(bucket.status, next)) return bucket;
-    return this.d.writer.patchStatus(STORAGE_BUCKET, bucket, { ...next }, { expectResourceVersion });
+    return this.d.writer.patchStatus(STORAGE_BUCKET, bucket, { ...next });
   }
 }
 

@@ -22,9 +22,6 @@ export interface StatusFacts {
   readonly phase: BucketPhase;
   readonly ready: ConditionFacts;
   readonly synced: ConditionFacts;
-  /** Overrides of the recorded create bookkeeping; `null` clears a field. */
-  readonly idempotencyKey?: string | null;
-  readonly id?: string | null;
 }
 
 /** Returns the status the object should have after this reconcile. */
@@ -38,14 +35,14 @@ export function nextStatus(bucket: StorageBucket, facts: StatusFacts, now: Date)
 
   const out: StorageBucketStatus = { phase: facts.phase, conditions };
   if (generation !== undefined) out.observedGeneration = generation;
-  const key = facts.idempotencyKey === undefined ? prev.idempotencyKey : facts.idempotencyKey ?? undefined;
+  // What the provider reports wins; without a fresh observation the last known values stay.
+  const key = external ? external.idempotencyKey : prev.idempotencyKey;
   if (key) out.idempotencyKey = key;
-  const id = external?.id ?? (facts.id === undefined ? prev.id : facts.id ?? undefined);
+  const id = external?.id ?? prev.id;
   if (id) out.id = id;
-  const cleared = facts.id === null;
-  const endpoint = external?.endpoint ?? (cleared ? undefined : prev.endpoint);
+  const endpoint = external?.endpoint ?? prev.endpoint;
   if (endpoint) out.endpoint = endpoint;
-  const size = external?.sizeGB ?? (cleared ? undefined : prev.sizeGB);
+  const size = external?.sizeGB ?? prev.sizeGB;
   if (size !== undefined) out.sizeGB = size;
   return out;
 }

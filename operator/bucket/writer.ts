@@ -8,13 +8,22 @@ import type { KubeObject, ResourceKind } from '../runtime/types';
 export interface ObjectWriter {
   /** Adds `finalizer`; fails with a conflict rather than overwrite a concurrent change. */
   addFinalizer<T extends KubeObject>(kind: ResourceKind, obj: T, finalizer: string): Promise<T>;
+  /**
+   * Sets finalizers and annotations in one merge patch that carries the resourceVersion `obj`
+   * was read at, so it fails with Conflict when `obj` was stale: this is what makes minting an
+   * idempotency key safe against a lagging cache.
+   */
+  patchMetadata<T extends KubeObject>(
+    kind: ResourceKind,
+    obj: T,
+    change: { finalizers?: readonly string[]; annotations?: Readonly<Record<string, string>> },
+  ): Promise<T>;
   /** Removes `finalizer`; a no-op when it is already gone or the object is deleted. */
   removeFinalizer<T extends KubeObject>(kind: ResourceKind, obj: T, finalizer: string): Promise<void>;
   /**
    * Writes `status` (the whole desired status) through the status subresource as a merge
    * patch of what differs from `obj.status`. With `expectResourceVersion` the patch carries
-   * `metadata.resourceVersion`, so it fails with Conflict when `obj` was stale: this is what
-   * makes recording an idempotency key safe against a lagging cache.
+   * `metadata.resourceVersion`, so it fails with Conflict when `obj` was stale.
    */
   patchStatus<T extends KubeObject>(
     kind: ResourceKind,

@@ -69,6 +69,7 @@ describe('StorageBucket lifecycle (operator under its ServiceAccount, real provi
     const atProvider = (await provider.buckets(ns)).filter((x) => x.tags['kubernetes-name'] === 'alpha');
     expect(atProvider.map((x) => x.id)).to.deep.equal([b.status?.id]);
     expect(atProvider[0]?.idempotencyKey).to.equal(b.status?.idempotencyKey);
+    expect(b.metadata.annotations?.['storage.avalonhosting.example/idempotency-key']).to.equal(b.status?.idempotencyKey);
 
     const secret = await waitForObject<{ data: Record<string, string>; metadata: { ownerReferences: Array<{ uid: string; controller: boolean }> } }>(
       cp, 'secret', 'alpha-access', ns, () => true, 'the access Secret');

@@ -1,6 +1,6 @@
 /** Builders for test objects: `bucket().withFinalizer().deleting().build()`. */
 import type { StorageBucket, StorageBucketSpec, StorageBucketStatus } from '../../operator/api/v1';
-import { ADOPT_ANNOTATION, API_VERSION, BUCKET_FINALIZER, PAUSED_ANNOTATION } from '../../operator/api/v1';
+import { ADOPT_ANNOTATION, API_VERSION, BUCKET_FINALIZER, IDEMPOTENCY_KEY_ANNOTATION, PAUSED_ANNOTATION } from '../../operator/api/v1';
 import type { ProviderBucket } from '../../operator/provider-client';
 
 /** Fluent builder of StorageBucket objects. */
@@ -34,6 +34,16 @@ export class BucketBuilder {
   withAnnotation(key: string, value: string): this {
     this.obj.metadata = { ...this.obj.metadata, annotations: { ...this.obj.metadata.annotations, [key]: value } };
     return this;
+  }
+
+  /** Sets the idempotency key annotation. */
+  withKey(key: string): this {
+    return this.withAnnotation(IDEMPOTENCY_KEY_ANNOTATION, key);
+  }
+
+  /** Finalizer and key in place, as after the first reconcile. */
+  prepared(key = 'k1'): this {
+    return this.withFinalizer().withKey(key);
   }
 
   paused(): this {

@@ -43,7 +43,7 @@ export async function waitForGone(cp: ControlPlane, kind: string, name: string, 
 
 /** Shape of a StorageBucket as read in tests. */
 export interface BucketJson {
-  metadata: { name: string; uid: string; finalizers?: string[]; deletionTimestamp?: string; generation: number };
+  metadata: { name: string; uid: string; finalizers?: string[]; deletionTimestamp?: string; generation: number; annotations?: Record<string, string> };
   spec: { sizeGB: number; region: string };
   status?: {
     id?: string; phase?: string; sizeGB?: number; endpoint?: string; idempotencyKey?: string; observedGeneration?: number;

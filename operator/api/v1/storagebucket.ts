@@ -84,7 +84,7 @@ export const StorageBucketStatus = Type.Object(
     idempotencyKey: Type.Optional(
       Type.String({
         description:
-          'Key sent with the provider create call, recorded before the call so a retry after a crash never creates a second bucket.',
+          'Idempotency key the provider bucket was created with (the operator records the key to use in an annotation before each create).',
         maxLength: 255,
       }),
     ),

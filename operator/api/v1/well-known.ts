@@ -16,5 +16,12 @@ export const PAUSED_ANNOTATION = `${GROUP}/paused`;
 /** Names an existing provider bucket id to adopt instead of creating a new bucket. */
 export const ADOPT_ANNOTATION = `${GROUP}/adopt-id`;
 
+/**
+ * The idempotency key of the next (or last) provider create. Kept in an annotation, written
+ * together with the finalizer before any create, because annotations survive backup and
+ * restore where status does not.
+ */
+export const IDEMPOTENCY_KEY_ANNOTATION = `${GROUP}/idempotency-key`;
+
 /** Label on owned objects naming the StorageBucket they belong to. */
 export const BUCKET_NAME_LABEL = `${GROUP}/bucket`;

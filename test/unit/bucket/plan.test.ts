@@ -7,45 +7,47 @@ const absent: Observation = { exists: false };
 const active: Observation = { exists: true, bucket: providerBucket() };
 
 const cases: Record<string, [StorageBucket, Observation, Step]> = {
-  'new object: add the finalizer before anything else': [bucket().build(), absent, { type: 'addFinalizer' }],
-  'finalizer but no key: record a key before creating': [bucket().withFinalizer().build(), absent, { type: 'recordKey', recreate: false }],
-  'key recorded, nothing at the provider: create with that key': [
-    bucket().withFinalizer().withStatus({ idempotencyKey: 'k1' }).build(), absent, { type: 'create', idempotencyKey: 'k1' },
+  'new object: finalizer and key before anything else': [bucket().build(), absent, { type: 'prepare' }],
+  'finalizer but no key: prepare': [bucket().withFinalizer().build(), absent, { type: 'prepare' }],
+  'key but no finalizer: prepare': [bucket().withKey('k1').build(), absent, { type: 'prepare' }],
+  'prepared, nothing at the provider: create with that key': [bucket().prepared('k1').build(), absent, { type: 'create', idempotencyKey: 'k1' }],
+  'the bucket made with the current key vanished: rotate the key': [
+    bucket().prepared('k1').withStatus({ id: 'bucket-000001', idempotencyKey: 'k1' }).build(), absent, { type: 'rotateKey' },
   ],
-  'known id vanished at the provider: new key to recreate': [
-    bucket().withFinalizer().withStatus({ id: 'bucket-000001', idempotencyKey: 'k1' }).build(), absent, { type: 'recordKey', recreate: true },
+  'key already rotated but not yet used: create with it, never mint again': [
+    bucket().prepared('k2').withStatus({ id: 'bucket-000001', idempotencyKey: 'k1' }).build(), absent, { type: 'create', idempotencyKey: 'k2' },
   ],
   'provisioning: wait': [
-    bucket().withFinalizer().build(), { exists: true, bucket: providerBucket({ phase: 'Provisioning' }) }, { type: 'none', waiting: 'Provisioning' },
+    bucket().prepared().build(), { exists: true, bucket: providerBucket({ phase: 'Provisioning' }) }, { type: 'none', waiting: 'Provisioning' },
   ],
   'resizing: wait': [
-    bucket().withFinalizer().build(), { exists: true, bucket: providerBucket({ phase: 'Resizing' }) }, { type: 'none', waiting: 'Resizing' },
+    bucket().prepared().build(), { exists: true, bucket: providerBucket({ phase: 'Resizing' }) }, { type: 'none', waiting: 'Resizing' },
   ],
-  'active and matching: nothing to do': [bucket().withFinalizer().build(), active, { type: 'none', waiting: false }],
+  'active and matching: nothing to do': [bucket().prepared().build(), active, { type: 'none', waiting: false }],
   'spec grew: resize': [
-    bucket().withFinalizer().withSpec({ sizeGB: 20 }).build(), active, { type: 'update', id: 'bucket-000001', patch: { sizeGB: 20 } },
+    bucket().prepared().withSpec({ sizeGB: 20 }).build(), active, { type: 'update', id: 'bucket-000001', patch: { sizeGB: 20 } },
   ],
   'provider shrank behind our back: grow it back': [
-    bucket().withFinalizer().build(), { exists: true, bucket: providerBucket({ sizeGB: 5 }) }, { type: 'update', id: 'bucket-000001', patch: { sizeGB: 10 } },
+    bucket().prepared().build(), { exists: true, bucket: providerBucket({ sizeGB: 5 }) }, { type: 'update', id: 'bucket-000001', patch: { sizeGB: 10 } },
   ],
   'provider larger than spec: never shrink': [
-    bucket().withFinalizer().build(), { exists: true, bucket: providerBucket({ sizeGB: 50 }) }, { type: 'none', waiting: false },
+    bucket().prepared().build(), { exists: true, bucket: providerBucket({ sizeGB: 50 }) }, { type: 'none', waiting: false },
   ],
   'encryption drifted: correct it': [
-    bucket().withFinalizer().withSpec({ encrypted: true }).build(), active, { type: 'update', id: 'bucket-000001', patch: { encrypted: true } },
+    bucket().prepared().withSpec({ encrypted: true }).build(), active, { type: 'update', id: 'bucket-000001', patch: { encrypted: true } },
   ],
   'adopt target missing: blocked': [
-    bucket().withFinalizer().adopting('bucket-9').build(), absent,
+    bucket().prepared().adopting('bucket-9').build(), absent,
     { type: 'blocked', reason: 'AdoptTargetNotFound', message: 'provider bucket bucket-9 named by storage.avalonhosting.example/adopt-id does not exist' },
   ],
-  'adopt target present: treated like our own': [bucket().withFinalizer().adopting('bucket-000001').build(), active, { type: 'none', waiting: false }],
-  'deleting with a bucket: delete it': [bucket().withFinalizer().deleting().build(), active, { type: 'delete', id: 'bucket-000001' }],
+  'adopt target present: treated like our own': [bucket().prepared().adopting('bucket-000001').build(), active, { type: 'none', waiting: false }],
+  'deleting with a bucket: delete it': [bucket().prepared().deleting().build(), active, { type: 'delete', id: 'bucket-000001' }],
   'deleting while provisioning: delete anyway': [
-    bucket().withFinalizer().deleting().build(), { exists: true, bucket: providerBucket({ phase: 'Provisioning' }) }, { type: 'delete', id: 'bucket-000001' },
+    bucket().prepared().deleting().build(), { exists: true, bucket: providerBucket({ phase: 'Provisioning' }) }, { type: 'delete', id: 'bucket-000001' },
   ],
-  'deleting, already gone: release the finalizer': [bucket().withFinalizer().deleting().build(), absent, { type: 'removeFinalizer', orphaned: false }],
+  'deleting, already gone: release the finalizer': [bucket().prepared().deleting().build(), absent, { type: 'removeFinalizer', orphaned: false }],
   'deleting with Orphan policy: keep the bucket': [
-    bucket().withFinalizer().withSpec({ deletionPolicy: 'Orphan' }).deleting().build(), active, { type: 'removeFinalizer', orphaned: true },
+    bucket().prepared().withSpec({ deletionPolicy: 'Orphan' }).deleting().build(), active, { type: 'removeFinalizer', orphaned: true },
   ],
   'deleting without our finalizer: nothing to do': [bucket().deleting().build(), active, { type: 'none', waiting: false }],
 };

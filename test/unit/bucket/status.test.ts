@@ -15,7 +15,7 @@ const readyFacts = {
 
 describe('nextStatus', () => {
   it('records id, endpoint and size from the provider with Ready True', () => {
-    const s = nextStatus(bucket().withStatus({ idempotencyKey: 'k' }).build(), readyFacts, t0);
+    const s = nextStatus(bucket().build(), { ...readyFacts, observation: { exists: true, bucket: providerBucket({ idempotencyKey: 'k' }) } }, t0);
     expect(s).to.deep.include({ id: 'bucket-000001', endpoint: 'bucket-000001.us-east-1.storage.example', sizeGB: 10, phase: 'Active', idempotencyKey: 'k', observedGeneration: 1 });
     expect(s.conditions?.find((c) => c.type === 'Ready')).to.include({ status: 'True', reason: 'Available', lastTransitionTime: '2026-01-01T00:00:00Z' });
   });
@@ -33,17 +33,22 @@ describe('nextStatus', () => {
     expect(flipped.conditions?.find((c) => c.type === 'Synced')?.lastTransitionTime).to.equal('2026-01-01T00:00:00Z');
   });
 
-  it('clears id and endpoint when a vanished bucket is to be recreated', () => {
+  it('replaces id, endpoint and key with those of a recreated bucket', () => {
+    const prev = nextStatus(bucket().build(), { ...readyFacts, observation: { exists: true, bucket: providerBucket({ idempotencyKey: 'k1' }) } }, t0);
+    const recreated = providerBucket({ id: 'bucket-000002', endpoint: 'bucket-000002.us-east-1.storage.example', idempotencyKey: 'k2' });
+    const s = nextStatus(bucket().withStatus(prev).build(), {
+      observation: { exists: true, bucket: recreated },
+      phase: 'Provisioning', ready: { status: 'False', reason: Reason.Provisioning }, synced: { status: 'True', reason: Reason.ReconcileSuccess },
+    }, t1);
+    expect(s).to.deep.include({ id: 'bucket-000002', endpoint: 'bucket-000002.us-east-1.storage.example', idempotencyKey: 'k2' });
+    expect(mergePatchDiff(prev, s)).to.deep.include({ id: 'bucket-000002', idempotencyKey: 'k2', phase: 'Provisioning' });
+  });
+
+  it('keeps the last known facts when the provider was not asked', () => {
     const prev = nextStatus(bucket().build(), readyFacts, t0);
     const s = nextStatus(bucket().withStatus(prev).build(), {
-      phase: 'Pending', ready: { status: 'False', reason: Reason.Creating }, synced: { status: 'True', reason: Reason.ReconcileSuccess },
-      idempotencyKey: 'k2', id: null,
+      phase: 'Active', ready: { status: 'True', reason: Reason.Available }, synced: { status: 'False', reason: Reason.ProviderUnavailable },
     }, t1);
-    expect(s.id).to.equal(undefined);
-    expect(s.endpoint).to.equal(undefined);
-    expect(s.idempotencyKey).to.equal('k2');
-    const patch = mergePatchDiff(prev, s) as Record<string, unknown>;
-    expect(patch['id']).to.equal(null);
-    expect(patch['endpoint']).to.equal(null);
+    expect(s).to.deep.include({ id: 'bucket-000001', endpoint: 'bucket-000001.us-east-1.storage.example', sizeGB: 10 });
   });
 });
