@@ -96,7 +96,7 @@ export class BucketReconciler implements Reconciler {
         return await this.notConnected(bucket, err, ctx);
       }
       if (!deleting && (!hasFinalizer || !bucket.metadata.annotations?.[IDEMPOTENCY_KEY_ANNOTATION])) {
-        // Nothing can exist at the provider yet: no need to ask it.
+        // No create happens before both are in place, so there is nothing to ask the provider yet.
         return await this.prepare(bucket, ctx);
       }
       const obs = await this.observe(conn, bucket, ctx.signal);
