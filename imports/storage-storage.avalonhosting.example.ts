@@ -273,7 +273,7 @@ export interface StorageBucketSpec {
   readonly encrypted?: boolean;
 
   /**
-   * The BucketProviderConfig, in the same namespace, whose provider holds the bucket.
+   * The BucketProviderConfig, in the same namespace, whose provider holds the bucket. Immutable.
    *
    * @schema StorageBucketSpec#providerRef
    */
@@ -325,7 +325,7 @@ export enum StorageBucketSpecDeletionPolicy {
 }
 
 /**
- * The BucketProviderConfig, in the same namespace, whose provider holds the bucket.
+ * The BucketProviderConfig, in the same namespace, whose provider holds the bucket. Immutable.
  *
  * @schema StorageBucketSpecProviderRef
  */

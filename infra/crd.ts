@@ -46,6 +46,7 @@ function renderVersion(def: ApiDefinition, v: ApiVersionDefinition): Record<stri
       openAPIV3Schema: {
         type: 'object',
         description: def.description,
+        ...(def.validations?.length ? { 'x-kubernetes-validations': def.validations.map((v) => ({ ...v })) } : {}),
         required: ['spec'],
         properties: {
           apiVersion: {

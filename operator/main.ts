@@ -30,7 +30,10 @@ function duration(flag: string, value: string | undefined, fallback: number): nu
   const m = /^(\d+(?:\.\d+)?)(ms|s|m)?$/.exec(value.trim());
   if (!m) throw new Error(`--${flag}: expected a duration like 3s or 500ms, got "${value}"`);
   const unit = m[2] === 's' ? 1000 : m[2] === 'm' ? 60_000 : 1;
-  return Math.round(Number(m[1]) * unit);
+  const ms = Math.round(Number(m[1]) * unit);
+  // Zero would requeue every bucket in a hot loop.
+  if (ms < 1) throw new Error(`--${flag}: must be at least 1ms, got "${value}"`);
+  return ms;
 }
 
 function positiveInt(flag: string, value: string | undefined, fallback: number): number {

@@ -77,7 +77,13 @@ export class ConfigReconciler implements Reconciler {
     const key = config.spec.secretRef.key ?? DEFAULT_SECRET_KEY;
     const secret = this.d.secrets.get({ namespace: ns, name });
     if (!secret) return { status: 'False', reason: Reason.SecretNotFound, message: `Secret ${ns}/${name} not found` };
-    if (!secret.data?.[key]) return { status: 'False', reason: Reason.SecretNotFound, message: `key ${key} missing in Secret ${ns}/${name}` };
+    const value = secret.data?.[key];
+    if (!value) return { status: 'False', reason: Reason.SecretNotFound, message: `key ${key} missing in Secret ${ns}/${name}` };
+    // The same rule as connect(): a blank key is no key.
+    if (!Buffer.from(value, 'base64').toString('utf8').trim()) {
+      return { status: 'False', reason: Reason.SecretNotFound, message: `key ${key} in Secret ${ns}/${name} is empty` };
+    }
+    if (!URL.canParse(config.spec.endpoint)) return { status: 'False', reason: Reason.InvalidProviderConfig, message: 'endpoint is not a valid URL' };
     return { status: 'True', reason: Reason.Available, message: '' };
   }
 

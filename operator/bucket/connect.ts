@@ -20,7 +20,7 @@ export interface Connection {
 export class ConnectError extends Error {
   override readonly name = 'ConnectError';
   constructor(
-    readonly reason: typeof Reason.ProviderConfigNotFound | typeof Reason.SecretNotFound,
+    readonly reason: typeof Reason.ProviderConfigNotFound | typeof Reason.SecretNotFound | typeof Reason.InvalidProviderConfig,
     message: string,
   ) {
     super(message);
@@ -41,6 +41,9 @@ export function connect(deps: ConnectDeps, bucket: StorageBucket): Connection {
   const config = deps.configs.get({ namespace, name: configName });
   if (!config) {
     throw new ConnectError(Reason.ProviderConfigNotFound, `BucketProviderConfig ${namespace}/${configName} not found`);
+  }
+  if (!URL.canParse(config.spec.endpoint)) {
+    throw new ConnectError(Reason.InvalidProviderConfig, `BucketProviderConfig ${namespace}/${configName} has an endpoint that is not a valid URL`);
   }
   const secretName = config.spec.secretRef.name;
   const key = config.spec.secretRef.key ?? DEFAULT_SECRET_KEY;

@@ -6,17 +6,20 @@ import type { StorageBucket } from '../api/v1';
 import { ADOPT_ANNOTATION, BUCKET_FINALIZER, IDEMPOTENCY_KEY_ANNOTATION } from '../api/v1';
 import type { ProviderBucket, UpdateBucketRequest } from '../provider-client';
 
-/** What the provider said about the bucket this object refers to. */
+/**
+ * What the provider said about the bucket this object refers to. `foreignKey`: the current key
+ * made a bucket that belongs to another object (the annotation was copied with a manifest).
+ */
 export type Observation =
-  | { readonly exists: false }
+  | { readonly exists: false; readonly foreignKey?: boolean }
   | { readonly exists: true; readonly bucket: ProviderBucket };
 
 /** The next step; exactly one is executed per reconcile. */
 export type Step =
   /** One metadata write, before anything exists outside: the finalizer and an idempotency key. */
   | { readonly type: 'prepare' }
-  /** The bucket created with the current key vanished: mint a new key, then create. */
-  | { readonly type: 'rotateKey' }
+  /** The current key is spent (its bucket vanished) or foreign: mint a new key, then create. */
+  | { readonly type: 'rotateKey'; readonly reason: 'vanished' | 'foreign' }
   | { readonly type: 'create'; readonly idempotencyKey: string }
   | { readonly type: 'update'; readonly id: string; readonly patch: UpdateBucketRequest }
   | { readonly type: 'delete'; readonly id: string }
@@ -24,18 +27,30 @@ export type Step =
   /** Nothing to do now; `waiting` says whether the provider is still transitioning. */
   | { readonly type: 'none'; readonly waiting: 'Provisioning' | 'Resizing' | false }
   /** The object cannot make progress until a user changes it. */
-  | { readonly type: 'blocked'; readonly reason: 'AdoptTargetNotFound'; readonly message: string };
+  | { readonly type: 'blocked'; readonly reason: 'AdoptTargetNotFound' | 'ProviderChanged'; readonly message: string };
 
-/** Decides the next step for `bucket` given `obs`. */
-export function plan(bucket: StorageBucket, obs: Observation): Step {
+/**
+ * Decides the next step for `bucket` given `obs`, made at the provider API `endpoint`.
+ */
+export function plan(bucket: StorageBucket, obs: Observation, endpoint: string): Step {
   const finalizers = bucket.metadata.finalizers ?? [];
   const hasFinalizer = finalizers.includes(BUCKET_FINALIZER);
   const key = bucket.metadata.annotations?.[IDEMPOTENCY_KEY_ANNOTATION];
+  const recordedAt = bucket.status?.providerEndpoint;
+  // "Not found" at a different provider than the one holding our bucket proves nothing:
+  // recreating (or releasing the finalizer) there would duplicate or orphan the bucket.
+  const providerChanged = !obs.exists && Boolean(bucket.status?.id) && recordedAt !== undefined && recordedAt !== endpoint;
+  const changed: Step = {
+    type: 'blocked',
+    reason: 'ProviderChanged',
+    message: `bucket ${bucket.status?.id ?? ''} was created at ${recordedAt ?? ''}, but the BucketProviderConfig now points at ${endpoint}`,
+  };
 
   if (bucket.metadata.deletionTimestamp) {
     if (!hasFinalizer) return { type: 'none', waiting: false };
     if ((bucket.spec.deletionPolicy ?? 'Delete') === 'Orphan') return { type: 'removeFinalizer', orphaned: true };
     if (obs.exists) return { type: 'delete', id: obs.bucket.id };
+    if (providerChanged) return changed;
     return { type: 'removeFinalizer', orphaned: false };
   }
 
@@ -44,6 +59,8 @@ export function plan(bucket: StorageBucket, obs: Observation): Step {
   if (!hasFinalizer || !key) return { type: 'prepare' };
 
   if (!obs.exists) {
+    if (providerChanged) return changed;
+    if (obs.foreignKey) return { type: 'rotateKey', reason: 'foreign' };
     const adoptId = bucket.metadata.annotations?.[ADOPT_ANNOTATION];
     const status = bucket.status ?? {};
     if (adoptId && !status.id) {
@@ -51,7 +68,7 @@ export function plan(bucket: StorageBucket, obs: Observation): Step {
     }
     // Only the key that made the vanished bucket is spent; a key minted after it (a rotation
     // interrupted before its create) is still good, and minting again could duplicate.
-    if (status.id && status.idempotencyKey === key) return { type: 'rotateKey' };
+    if (status.id && status.idempotencyKey === key) return { type: 'rotateKey', reason: 'vanished' };
     return { type: 'create', idempotencyKey: key };
   }
 

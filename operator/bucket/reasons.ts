@@ -20,12 +20,14 @@ export const Reason = {
   Updating: 'Updating',
   Deleting: 'Deleting',
   ProviderConfigNotFound: 'ProviderConfigNotFound',
+  InvalidProviderConfig: 'InvalidProviderConfig',
   SecretNotFound: 'SecretNotFound',
   CredentialsRejected: 'CredentialsRejected',
   InvalidSpec: 'InvalidSpec',
   ProviderUnavailable: 'ProviderUnavailable',
   Throttled: 'Throttled',
   AdoptTargetNotFound: 'AdoptTargetNotFound',
+  ProviderChanged: 'ProviderChanged',
   ReconcileSuccess: 'ReconcileSuccess',
   ReconcileError: 'ReconcileError',
   ReconcilePaused: 'ReconcilePaused',
@@ -51,6 +53,8 @@ export const EventReason = {
   InvalidSpec: 'InvalidSpec',
   ProviderConfigNotFound: 'ProviderConfigNotFound',
   CredentialsRejected: 'CredentialsRejected',
+  ForeignIdempotencyKey: 'ForeignIdempotencyKey',
+  OwnedObjectConflict: 'OwnedObjectConflict',
 } as const;
 
 /** An Event reason. */

@@ -42,6 +42,14 @@ export interface BucketReconcilerDeps extends ConnectDeps {
 
 const SYNCED: ConditionFacts = { status: 'True', reason: Reason.ReconcileSuccess };
 
+/** Retry interval while the provider rejects the credentials. */
+const CREDENTIALS_RETRY_MS = 5 * 60_000;
+
+/** True when `obj` carries a controller ownerReference to `owner`. */
+function isControlledBy(obj: { metadata?: { ownerReferences?: Array<{ uid: string; controller?: boolean }> } }, owner: StorageBucket): boolean {
+  return (obj.metadata?.ownerReferences ?? []).some((r) => r.controller === true && r.uid === owner.metadata.uid);
+}
+
 /** Reconciles StorageBuckets against the provider. */
 export class BucketReconciler implements Reconciler {
   private readonly pollMs: number;
@@ -71,7 +79,16 @@ export class BucketReconciler implements Reconciler {
           phase: bucket.status?.phase ?? 'Pending',
           ready: this.currentReady(bucket),
           synced: { status: 'False', reason: Reason.ReconcilePaused, message: `reconciliation paused by ${PAUSED_ANNOTATION}` },
+          observedGeneration: bucket.status?.observedGeneration,
         });
+        return done();
+      }
+      if (deleting && bucket.spec.deletionPolicy === 'Orphan') {
+        // Needs no provider call, so neither a config, a Secret nor a reachable provider.
+        if (bucket.status?.id) {
+          this.d.events.event(bucket, 'Normal', EventReason.OrphanedBucket, 'Delete', `left provider bucket ${bucket.status.id} in place (deletionPolicy Orphan)`);
+        }
+        await this.d.writer.removeFinalizer(STORAGE_BUCKET, bucket, BUCKET_FINALIZER);
         return done();
       }
       if (!deleting) {
@@ -97,10 +114,10 @@ export class BucketReconciler implements Reconciler {
       }
       if (!deleting && (!hasFinalizer || !bucket.metadata.annotations?.[IDEMPOTENCY_KEY_ANNOTATION])) {
         // No create happens before both are in place, so there is nothing to ask the provider yet.
-        return await this.prepare(bucket, ctx);
+        return await this.prepare(bucket, conn, ctx);
       }
       const obs = await this.observe(conn, bucket, ctx.signal);
-      return await this.execute(bucket, conn, obs, plan(bucket, obs), ctx);
+      return await this.execute(bucket, conn, obs, plan(bucket, obs, conn.endpoint), ctx);
     } catch (err) {
       return this.failed(bucket, err, ctx);
     }
@@ -109,16 +126,20 @@ export class BucketReconciler implements Reconciler {
   /**
    * Adds the finalizer and mints the idempotency key in ONE metadata write, before any create.
    * The write carries the resourceVersion the object was read at, so a stale cache fails with
-   * Conflict instead of minting a second key; the resulting watch event brings us back.
+   * Conflict instead of minting a second key. A key minted here has never been sent, so the
+   * create follows at once, without asking the provider about it first.
    */
-  private async prepare(bucket: StorageBucket, ctx: ReconcileContext): Promise<Action> {
+  private async prepare(bucket: StorageBucket, conn: Connection, ctx: ReconcileContext): Promise<Action> {
     const finalizers = bucket.metadata.finalizers ?? [];
     const change: { finalizers?: string[]; annotations?: Record<string, string> } = {};
     if (!finalizers.includes(BUCKET_FINALIZER)) change.finalizers = [...finalizers, BUCKET_FINALIZER];
-    if (!bucket.metadata.annotations?.[IDEMPOTENCY_KEY_ANNOTATION]) change.annotations = { [IDEMPOTENCY_KEY_ANNOTATION]: this.newKey() };
-    await this.d.writer.patchMetadata(STORAGE_BUCKET, bucket, change);
+    const key = bucket.metadata.annotations?.[IDEMPOTENCY_KEY_ANNOTATION] ? undefined : this.newKey();
+    if (key) change.annotations = { [IDEMPOTENCY_KEY_ANNOTATION]: key };
+    const prepared = await this.d.writer.patchMetadata(STORAGE_BUCKET, bucket, change);
     ctx.logger.debug('added finalizer and idempotency key');
-    return done();
+    const adopting = Boolean(bucket.metadata.annotations?.[ADOPT_ANNOTATION]);
+    if (!key || adopting || bucket.status?.id) return done();
+    return this.create(prepared, conn, key, ctx);
   }
 
   /** Asks the provider about the bucket this object refers to; changes nothing. */
@@ -127,25 +148,36 @@ export class BucketReconciler implements Reconciler {
     const key = bucket.metadata.annotations?.[IDEMPOTENCY_KEY_ANNOTATION];
     let found: ProviderBucket | undefined;
     if (id) found = await conn.client.getBucket(id, signal);
+    if (found) return { exists: true, bucket: found };
     // No recorded id, or it vanished: a create with the current key may have happened without
     // its answer reaching us (the crash window), so look the key up before creating.
-    if (!found && key) found = await conn.client.findByIdempotencyKey(key, signal);
-    return found ? { exists: true, bucket: found } : { exists: false };
+    if (!key) return { exists: false };
+    const byKey = await conn.client.findByIdempotencyKey(key, signal);
+    if (!byKey) return { exists: false };
+    // A key copied along with a manifest finds the original's bucket; names, unlike uids,
+    // survive a backup and restore, so they tell ours from someone else's.
+    const mine = byKey.tags['kubernetes-namespace'] === bucket.metadata.namespace && byKey.tags['kubernetes-name'] === bucket.metadata.name;
+    return mine ? { exists: true, bucket: byKey } : { exists: false, foreignKey: true };
   }
 
   private async execute(bucket: StorageBucket, conn: Connection, obs: Observation, step: Step, ctx: ReconcileContext): Promise<Action> {
     const log = ctx.logger.child({ bucketID: obs.exists ? obs.bucket.id : bucket.status?.id });
     switch (step.type) {
       case 'prepare':
-        return this.prepare(bucket, ctx);
+        return this.prepare(bucket, conn, ctx);
 
       case 'rotateKey': {
-        const note = `provider bucket ${bucket.status?.id ?? ''} no longer exists; creating a new one`;
-        this.d.events.event(bucket, 'Warning', EventReason.BucketMissing, 'Observe', note);
-        log.info({ msg: 'provider bucket missing; recreating' });
         const key = this.newKey();
         // Persisted (with a resourceVersion precondition) BEFORE the create that uses it.
         const rotated = await this.d.writer.patchMetadata(STORAGE_BUCKET, bucket, { annotations: { [IDEMPOTENCY_KEY_ANNOTATION]: key } });
+        if (step.reason === 'vanished') {
+          const note = `provider bucket ${bucket.status?.id ?? ''} no longer exists; creating a new one`;
+          this.d.events.event(bucket, 'Warning', EventReason.BucketMissing, 'Observe', note);
+          log.info({ msg: 'provider bucket missing; recreating' });
+        } else {
+          this.d.events.event(bucket, 'Warning', EventReason.ForeignIdempotencyKey, 'Observe', 'the idempotency key belongs to another object\'s bucket; minted a new one');
+          log.info({ msg: 'foreign idempotency key replaced' });
+        }
         return this.create(rotated, conn, key, ctx);
       }
 
@@ -163,6 +195,7 @@ export class BucketReconciler implements Reconciler {
         log.info({ msg: 'updating provider bucket', patch: step.patch });
         await this.writeStatus(bucket, {
           observation: { exists: true, bucket: updated },
+          providerEndpoint: conn.endpoint,
           phase: updated.phase === 'Active' ? 'Active' : updated.phase,
           ready: { status: 'False', reason: grows ? Reason.Resizing : Reason.Updating, message: 'the provider is applying a change' },
           synced: SYNCED,
@@ -171,17 +204,13 @@ export class BucketReconciler implements Reconciler {
       }
 
       case 'delete': {
-        const deleting = await this.writeStatus(bucket, {
-          observation: obs,
-          phase: 'Deleting',
-          ready: { status: 'False', reason: Reason.Deleting, message: 'deleting the bucket at the provider' },
-          synced: SYNCED,
-        });
+        // No status write first: the object is about to go, and a failed delete is reported
+        // by failed() from this same snapshot, so nothing flips back and forth.
         await conn.client.deleteBucket(step.id, ctx.signal);
         this.d.events.event(bucket, 'Normal', EventReason.DeletedBucket, 'Delete', `deleted provider bucket ${step.id}`);
         log.info({ msg: 'deleted provider bucket' });
         // Cleanup succeeded, so the finalizer may go.
-        await this.d.writer.removeFinalizer(STORAGE_BUCKET, deleting, BUCKET_FINALIZER);
+        await this.d.writer.removeFinalizer(STORAGE_BUCKET, bucket, BUCKET_FINALIZER);
         return done();
       }
 
@@ -197,26 +226,30 @@ export class BucketReconciler implements Reconciler {
       case 'none': {
         if (bucket.metadata.deletionTimestamp || !obs.exists) return done();
         const external = obs.bucket;
-        await this.ensureOwned(bucket, conn, external);
         if (step.waiting) {
-          await this.writeStatus(bucket, {
+          const current = await this.writeStatus(bucket, {
             observation: obs,
+            providerEndpoint: conn.endpoint,
             phase: step.waiting,
             ready: { status: 'False', reason: step.waiting === 'Provisioning' ? Reason.Provisioning : Reason.Resizing, message: `the provider reports ${step.waiting}` },
             synced: SYNCED,
           });
+          await this.ensureOwned(current, conn, external);
           return requeueAfter(this.jitter(this.pollMs));
         }
         const wasReady = findCondition(bucket.status?.conditions as Condition[] | undefined, ConditionType.Ready)?.status === 'True';
         if (!bucket.status?.id && bucket.metadata.annotations?.[ADOPT_ANNOTATION]) {
           this.d.events.event(bucket, 'Normal', EventReason.AdoptedBucket, 'Adopt', `adopted provider bucket ${external.id}`);
         }
-        await this.writeStatus(bucket, {
+        // Status first: a failing owned-object write must not hide that the bucket is ready.
+        const current = await this.writeStatus(bucket, {
           observation: obs,
+          providerEndpoint: conn.endpoint,
           phase: 'Active',
           ready: { status: 'True', reason: Reason.Available, message: '' },
           synced: SYNCED,
         });
+        await this.ensureOwned(current, conn, external);
         if (!wasReady) {
           this.d.events.event(bucket, 'Normal', EventReason.BucketReady, 'Observe', `provider bucket ${external.id} is ready`);
           log.info({ msg: 'bucket ready' });
@@ -267,6 +300,7 @@ export class BucketReconciler implements Reconciler {
     ctx.logger.info({ msg: 'created provider bucket', bucketID: created.id });
     await this.writeStatus(bucket, {
       observation: { exists: true, bucket: created },
+      providerEndpoint: conn.endpoint,
       phase: created.phase === 'Active' ? 'Active' : 'Provisioning',
       ready: { status: 'False', reason: Reason.Provisioning, message: 'the provider reports Provisioning' },
       synced: SYNCED,
@@ -280,13 +314,23 @@ export class BucketReconciler implements Reconciler {
     const ns = bucket.metadata.namespace ?? '';
     const name = bucket.metadata.name ?? '';
     const secret = desiredSecret(bucket, access);
-    if (secretNeedsApply(secret, this.d.secrets.get({ namespace: ns, name: accessSecretName(name) }))) {
+    const liveSecret = this.d.secrets.get({ namespace: ns, name: accessSecretName(name) });
+    if (this.mayWrite(bucket, 'Secret', liveSecret) && secretNeedsApply(secret, liveSecret)) {
       await this.d.writer.apply(SECRET, secret);
     }
     const service = desiredService(bucket, access);
-    if (serviceNeedsApply(service, this.d.services.get({ namespace: ns, name: serviceName(name) }))) {
+    const liveService = this.d.services.get({ namespace: ns, name: serviceName(name) });
+    if (this.mayWrite(bucket, 'Service', liveService) && serviceNeedsApply(service, liveService)) {
       await this.d.writer.apply(SERVICE, service);
     }
+  }
+
+  /** An existing object that some other owner controls is never taken over (it may be an app's own). */
+  private mayWrite(bucket: StorageBucket, kind: string, live: { metadata?: { name?: string; ownerReferences?: Array<{ uid: string; controller?: boolean }> } } | undefined): boolean {
+    if (!live) return true;
+    if (isControlledBy(live, bucket)) return true;
+    this.d.events.event(bucket, 'Warning', EventReason.OwnedObjectConflict, 'Apply', `${kind} ${live.metadata?.name ?? ''} exists and is not controlled by this StorageBucket; left untouched`);
+    return false;
   }
 
   private async notConnected(bucket: StorageBucket, err: ConnectError, ctx: ReconcileContext): Promise<Action> {
@@ -310,25 +354,28 @@ export class BucketReconciler implements Reconciler {
   /** Turns a failure into status and the runner's retry decision. */
   private async failed(bucket: StorageBucket, err: unknown, ctx: ReconcileContext): Promise<Action> {
     if (err instanceof TerminalError) throw err;
-    if (isConflict(err)) {
-      // A stale cache or a concurrent writer: not worth a condition or an error log.
-      ctx.logger.debug({ msg: 'conflict; requeueing' });
-      return requeueAfter(this.jitter(200));
-    }
-    if (!isProviderError(err)) throw err;
+    // A conflict (stale cache, concurrent writer) goes back through the runner's backoff:
+    // no condition, and never a fixed fast requeue that a stuck cache would turn into a loop.
+    if (isConflict(err) || !isProviderError(err)) throw err;
     const message = err.message;
     const phase: BucketPhase = bucket.status?.phase ?? 'Pending';
+    const unchangedGeneration = bucket.status?.observedGeneration;
     if (err.isAuthError) {
       await this.writeStatus(bucket, {
         phase,
         ready: { status: 'False', reason: Reason.CredentialsRejected, message },
         synced: { status: 'False', reason: Reason.CredentialsRejected, message },
+        observedGeneration: unchangedGeneration,
       }).catch(() => undefined);
       this.d.events.event(bucket, 'Warning', EventReason.CredentialsRejected, 'Connect', message);
-      // A Secret rotation re-enqueues the bucket; retrying the same key cannot help.
-      throw new TerminalError('provider rejected the credentials', { cause: err });
+      // A Secret rotation re-enqueues the bucket at once; the slow retry covers a provider
+      // that was merely slow to accept a new key.
+      ctx.logger.debug({ msg: 'credentials rejected; retrying later' });
+      return requeueAfter(this.jitter(CREDENTIALS_RETRY_MS));
     }
-    if (!err.retryable) {
+    // 404 (gone between observe and act) and 409 (not ready yet) clear up on the next pass.
+    const transient = err.retryable || err.status === 404 || err.status === 409;
+    if (!transient) {
       await this.writeStatus(bucket, {
         phase: 'Failed',
         ready: { status: 'False', reason: Reason.InvalidSpec, message },
@@ -342,8 +389,10 @@ export class BucketReconciler implements Reconciler {
       phase,
       ready: this.currentReady(bucket),
       synced: { status: 'False', reason: throttled ? Reason.Throttled : Reason.ProviderUnavailable, message },
+      observedGeneration: unchangedGeneration,
     }).catch(() => undefined);
-    if (err.retryAfterMs !== undefined) return requeueAfter(this.jitter(Math.max(err.retryAfterMs, 100)));
+    // Honour a real Retry-After; a missing or sub-second one falls back to the runner's backoff.
+    if (err.retryAfterMs !== undefined && err.retryAfterMs >= 1000) return requeueAfter(this.jitter(err.retryAfterMs));
     throw new Error(`cannot reconcile bucket ${bucket.metadata.namespace}/${bucket.metadata.name}`, { cause: err });
   }
 
@@ -351,7 +400,7 @@ export class BucketReconciler implements Reconciler {
   private currentReady(bucket: StorageBucket): ConditionFacts {
     const c = findCondition(bucket.status?.conditions as Condition[] | undefined, ConditionType.Ready);
     if (!c) return { status: 'Unknown', reason: Reason.Unknown, message: '' };
-    return { status: c.status, reason: c.reason as Reason, message: c.message };
+    return { status: c.status, reason: c.reason as Reason, message: c.message, observedGeneration: c.observedGeneration };
   }
 
   /** Writes status when it changed; returns the object as it now stands. */

@@ -13,6 +13,8 @@ export interface ConditionFacts {
   readonly status: ConditionStatus;
   readonly reason: Reason;
   readonly message?: string;
+  /** The generation this condition speaks for. @default the object's current generation */
+  readonly observedGeneration?: number;
 }
 
 /** What a reconcile learned, as input to {@link nextStatus}. */
@@ -22,6 +24,14 @@ export interface StatusFacts {
   readonly phase: BucketPhase;
   readonly ready: ConditionFacts;
   readonly synced: ConditionFacts;
+  /**
+   * The generation the status speaks for. Paths that did not act on the spec (a transient
+   * failure, a pause) keep the old one, so `kubectl wait` never mistakes them for done.
+   * @default the object's current generation
+   */
+  readonly observedGeneration?: number;
+  /** Provider endpoint the observation came from. */
+  readonly providerEndpoint?: string;
 }
 
 /** Returns the status the object should have after this reconcile. */
@@ -30,11 +40,12 @@ export function nextStatus(bucket: StorageBucket, facts: StatusFacts, now: Date)
   const generation = bucket.metadata.generation;
   const external = facts.observation?.exists ? facts.observation.bucket : undefined;
   let conditions = prev.conditions as Condition[] | undefined;
-  conditions = setCondition(conditions, { type: ConditionType.Ready, ...facts.ready, observedGeneration: generation }, now);
-  conditions = setCondition(conditions, { type: ConditionType.Synced, ...facts.synced, observedGeneration: generation }, now);
+  conditions = setCondition(conditions, { type: ConditionType.Ready, ...facts.ready, observedGeneration: facts.ready.observedGeneration ?? generation }, now);
+  conditions = setCondition(conditions, { type: ConditionType.Synced, ...facts.synced, observedGeneration: facts.synced.observedGeneration ?? generation }, now);
 
   const out: StorageBucketStatus = { phase: facts.phase, conditions };
-  if (generation !== undefined) out.observedGeneration = generation;
+  const observed = 'observedGeneration' in facts ? facts.observedGeneration : generation;
+  if (observed !== undefined) out.observedGeneration = observed;
   // What the provider reports wins; without a fresh observation the last known values stay.
   const key = external ? external.idempotencyKey : prev.idempotencyKey;
   if (key) out.idempotencyKey = key;
@@ -44,6 +55,8 @@ export function nextStatus(bucket: StorageBucket, facts: StatusFacts, now: Date)
   if (endpoint) out.endpoint = endpoint;
   const size = external?.sizeGB ?? prev.sizeGB;
   if (size !== undefined) out.sizeGB = size;
+  const providerEndpoint = (external ? facts.providerEndpoint : undefined) ?? prev.providerEndpoint;
+  if (providerEndpoint) out.providerEndpoint = providerEndpoint;
   return out;
 }
 
@@ -51,7 +64,7 @@ export function nextStatus(bucket: StorageBucket, facts: StatusFacts, now: Date)
 export function statusEqual(a: StorageBucketStatus | undefined, b: StorageBucketStatus | undefined): boolean {
   const x = a ?? {};
   const y = b ?? {};
-  const scalar = ['id', 'phase', 'observedGeneration', 'idempotencyKey', 'endpoint', 'sizeGB'] as const;
+  const scalar = ['id', 'phase', 'observedGeneration', 'idempotencyKey', 'endpoint', 'sizeGB', 'providerEndpoint'] as const;
   return (
     scalar.every((k) => x[k] === y[k]) &&
     conditionsEqual(x.conditions as Condition[] | undefined, y.conditions as Condition[] | undefined)

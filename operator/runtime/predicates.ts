@@ -74,7 +74,7 @@ export function annotationsChanged(keys?: readonly string[]): Predicate {
 /**
  * Updates pass when metadata.generation changed (a spec edit), and also — because a
  * reconciler must act on them though they do not bump the generation — when deletion
- * is under way (deletionTimestamp set on the new object), when finalizers change, and when annotations change
+ * starts (deletionTimestamp newly set), when finalizers change, and when annotations change
  * (all of them, or only `keys`). Status-only writes, including the controller's own, are
  * dropped, which is what breaks the write-status/see-update/reconcile loop.
  */
@@ -83,7 +83,9 @@ export function generationChangedOrAnnotations(keys?: readonly string[]): Predic
   return {
     update: (a, b) =>
       a.metadata?.generation !== b.metadata?.generation ||
-      b.metadata?.deletionTimestamp != null ||
+      // Only the moment deletion starts: later status-only writes while deleting would
+      // otherwise requeue the object at once on every write, bypassing the error backoff.
+      (a.metadata?.deletionTimestamp == null && b.metadata?.deletionTimestamp != null) ||
       !listEqual(a.metadata?.finalizers, b.metadata?.finalizers) ||
       allowUpdate(annotations, a, b),
   };

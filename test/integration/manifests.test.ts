@@ -57,6 +57,12 @@ describe('dist/ on a real control plane', function () {
       'missing providerRef': [`  region: us-east-1\n  sizeGB: 1`, /spec\.providerRef: Required value/],
       'unknown field (strict validation)': [`  region: us-east-1\n  sizeGB: 1\n  colour: red\n${ref}`, /unknown field "spec\.colour"/],
     };
+
+    it('a name that cannot also name a Service', async () => {
+      const res = await cp.kubectl(['apply', '-f', '-'], { input: bucketYaml(ns, 'logs.prod', `  region: us-east-1\n  sizeGB: 1\n${ref}`) });
+      expect(res.code).to.not.equal(0);
+      expect(res.stderr).to.match(/metadata\.name must be a DNS-1035 label/);
+    });
     let i = 0;
     for (const [name, [spec, message]] of Object.entries(cases)) {
       it(name, async () => {
@@ -90,6 +96,7 @@ describe('dist/ on a real control plane', function () {
       'changing region': ['{"spec":{"region":"eu-west-1"}}', /region is immutable/],
       'shrinking sizeGB': ['{"spec":{"sizeGB":5}}', /sizeGB can only grow/],
       'flipping encrypted': ['{"spec":{"encrypted":true}}', /encrypted is immutable/],
+      'changing providerRef': ['{"spec":{"providerRef":{"name":"other"}}}', /providerRef is immutable/],
       'growing sizeGB is allowed': ['{"spec":{"sizeGB":20}}', null],
     };
     for (const [name, [patch, message]] of Object.entries(cases)) {

@@ -103,5 +103,7 @@ export interface ApiDefinition {
   readonly categories: readonly string[];
   readonly scope: 'Namespaced' | 'Cluster';
   readonly description: string;
+  /** CEL rules on the whole object (e.g. on metadata.name). */
+  readonly validations?: readonly { readonly rule: string; readonly message: string }[];
   readonly versions: readonly ApiVersionDefinition[];
 }

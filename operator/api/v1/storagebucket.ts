@@ -51,7 +51,10 @@ export const StorageBucketSpec = Type.Object(
           maxLength: 253,
         }),
       },
-      { description: 'The BucketProviderConfig, in the same namespace, whose provider holds the bucket.' },
+      {
+        description: 'The BucketProviderConfig, in the same namespace, whose provider holds the bucket. Immutable.',
+        'x-kubernetes-validations': [{ rule: 'self == oldSelf', message: 'providerRef is immutable' }],
+      },
     ),
     deletionPolicy: Type.Optional(
       StringEnum(DeletionPolicies, {
@@ -88,7 +91,13 @@ export const StorageBucketStatus = Type.Object(
         maxLength: 255,
       }),
     ),
-    endpoint: Type.Optional(Type.String({ description: 'Host name at which the bucket is served.', maxLength: 253 })),
+    endpoint: Type.Optional(Type.String({ description: 'Address at which the bucket is served.', maxLength: 2048 })),
+    providerEndpoint: Type.Optional(
+      Type.String({
+        description: 'Provider API the bucket lives at. If the config later points elsewhere, the operator stops rather than create a second bucket.',
+        maxLength: 2048,
+      }),
+    ),
     sizeGB: Type.Optional(
       Type.Integer({ description: 'Capacity the provider reports, in GB.', minimum: 0 }),
     ),
@@ -120,6 +129,13 @@ export const StorageBucketDefinition: ApiDefinition = {
   categories: [CATEGORY],
   scope: 'Namespaced',
   description: 'StorageBucket is a bucket at a storage provider, created, resized and deleted by the operator.',
+  validations: [
+    {
+      // The bucket's Service is named after it, and Service names are DNS-1035 labels.
+      rule: "self.metadata.name.size() <= 63 && self.metadata.name.matches('^[a-z]([-a-z0-9]*[a-z0-9])?$')",
+      message: 'metadata.name must be a DNS-1035 label (at most 63 characters, a-z, 0-9 and -, starting with a letter): it also names the bucket Service',
+    },
+  ],
   versions: [
     {
       name: VERSION,

@@ -3,6 +3,7 @@ import { plan, type Observation, type Step } from '../../../operator/bucket/plan
 import type { StorageBucket } from '../../../operator/api/v1';
 import { bucket, providerBucket } from '../../support/fixtures';
 
+const ENDPOINT = 'http://provider.example';
 const absent: Observation = { exists: false };
 const active: Observation = { exists: true, bucket: providerBucket() };
 
@@ -12,7 +13,21 @@ const cases: Record<string, [StorageBucket, Observation, Step]> = {
   'key but no finalizer: prepare': [bucket().withKey('k1').build(), absent, { type: 'prepare' }],
   'prepared, nothing at the provider: create with that key': [bucket().prepared('k1').build(), absent, { type: 'create', idempotencyKey: 'k1' }],
   'the bucket made with the current key vanished: rotate the key': [
-    bucket().prepared('k1').withStatus({ id: 'bucket-000001', idempotencyKey: 'k1' }).build(), absent, { type: 'rotateKey' },
+    bucket().prepared('k1').withStatus({ id: 'bucket-000001', idempotencyKey: 'k1' }).build(), absent, { type: 'rotateKey', reason: 'vanished' },
+  ],
+  'the key found another object\'s bucket: rotate the key': [
+    bucket().prepared('k1').build(), { exists: false, foreignKey: true }, { type: 'rotateKey', reason: 'foreign' },
+  ],
+  'the config points at another provider than the bucket\'s: blocked, never recreate': [
+    bucket().prepared('k1').withStatus({ id: 'bucket-000001', idempotencyKey: 'k1', providerEndpoint: 'http://old' }).build(), absent,
+    { type: 'blocked', reason: 'ProviderChanged', message: `bucket bucket-000001 was created at http://old, but the BucketProviderConfig now points at ${ENDPOINT}` },
+  ],
+  'deleting after the provider changed: blocked, never release the finalizer': [
+    bucket().prepared('k1').withStatus({ id: 'bucket-000001', providerEndpoint: 'http://old' }).deleting().build(), absent,
+    { type: 'blocked', reason: 'ProviderChanged', message: `bucket bucket-000001 was created at http://old, but the BucketProviderConfig now points at ${ENDPOINT}` },
+  ],
+  'same provider, bucket gone, deleting: release the finalizer': [
+    bucket().prepared('k1').withStatus({ id: 'bucket-000001', providerEndpoint: ENDPOINT }).deleting().build(), absent, { type: 'removeFinalizer', orphaned: false },
   ],
   'key already rotated but not yet used: create with it, never mint again': [
     bucket().prepared('k2').withStatus({ id: 'bucket-000001', idempotencyKey: 'k1' }).build(), absent, { type: 'create', idempotencyKey: 'k2' },
@@ -55,7 +70,7 @@ const cases: Record<string, [StorageBucket, Observation, Step]> = {
 describe('plan', () => {
   for (const [name, [obj, obs, want]] of Object.entries(cases)) {
     it(name, () => {
-      expect(plan(obj, obs)).to.deep.equal(want);
+      expect(plan(obj, obs, ENDPOINT)).to.deep.equal(want);
     });
   }
 });

@@ -41,11 +41,11 @@ const updateCases: Record<string, { p: Predicate; old: KubeObject; new: KubeObje
     new: obj({ deletionTimestamp: new Date(0) }),
     pass: true,
   },
-  'generationChanged: any update while deleting passes': {
+  'generationChanged: a status-only write while deleting is dropped': {
     p: generationChanged,
     old: obj({ deletionTimestamp: new Date(0) }),
     new: obj({ deletionTimestamp: new Date(0), resourceVersion: '12' }),
-    pass: true,
+    pass: false,
   },
   'generationChanged: finalizer removed passes': { p: generationChanged, old: obj(), new: obj({ finalizers: [] }), pass: true },
   'generationChanged: annotation changed passes': {
