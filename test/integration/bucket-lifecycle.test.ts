@@ -218,6 +218,72 @@ describe('StorageBucket lifecycle (operator under its ServiceAccount, real provi
     await waitForGone(cp, 'secret', 'alpha-access', ns);
   });
 
+  it('does not busy-loop when the provider keeps failing a delete, and finishes once it recovers', async () => {
+    await apply(cp, bucketManifest(ns, 'stubborn'));
+    const b = await ready('stubborn');
+    await provider.setFaults({ failNext: { status: 503, count: 1_000_000 } });
+    const before = (await provider.stats()).total;
+    await kubectlOk(cp, ['delete', 'sbucket', 'stubborn', '-n', ns, '--wait=false']);
+    await new Promise((r) => setTimeout(r, 5000));
+    const during = (await provider.stats()).total - before;
+    expect(during).to.be.lessThan(40);
+    const stuck = (await getJson<BucketJson>(cp, 'sbucket', 'stubborn', ns))!;
+    expect(condition(stuck, 'Synced')?.reason).to.equal('ProviderUnavailable');
+    await provider.setFaults({});
+    await waitForGone(cp, 'sbucket', 'stubborn', ns, 90_000);
+    expect((await provider.buckets(ns)).map((x) => x.id)).to.not.include(b.status?.id);
+  });
+
+  it('stops instead of recreating when the config now points at another provider', async () => {
+    const other = await startProviderProcess({ activationDelayMs: 100 });
+    try {
+      await apply(cp, bucketManifest(ns, 'moved', { providerRef: { name: 'switchable' } }));
+      for (const m of providerManifests(ns, provider.url, provider.apiKey, 'switchable')) await apply(cp, m);
+      const b = await ready('moved');
+      await apply(cp, { apiVersion: 'v1', kind: 'Secret', metadata: { name: 'switchable-key', namespace: ns }, stringData: { apiKey: other.apiKey } });
+      await kubectlOk(cp, ['patch', 'bucketproviderconfig', 'switchable', '-n', ns, '--type=merge', '-p', JSON.stringify({ spec: { endpoint: other.url } })]);
+      await waitForObject<BucketJson>(cp, 'sbucket', 'moved', ns, (x) => condition(x, 'Ready')?.reason === 'ProviderChanged', 'ProviderChanged');
+      expect(await other.buckets()).to.deep.equal([]);
+      expect((await provider.buckets(ns)).map((x) => x.id)).to.include(b.status?.id);
+      // Deleting must not release the finalizer either: the bucket still exists at the old provider.
+      await kubectlOk(cp, ['delete', 'sbucket', 'moved', '-n', ns, '--wait=false']);
+      await new Promise((r) => setTimeout(r, 2000));
+      expect(await getJson(cp, 'sbucket', 'moved', ns)).to.not.equal(undefined);
+      await apply(cp, { apiVersion: 'v1', kind: 'Secret', metadata: { name: 'switchable-key', namespace: ns }, stringData: { apiKey: provider.apiKey } });
+      await kubectlOk(cp, ['patch', 'bucketproviderconfig', 'switchable', '-n', ns, '--type=merge', '-p', JSON.stringify({ spec: { endpoint: provider.url } })]);
+      await waitForGone(cp, 'sbucket', 'moved', ns);
+      expect((await provider.buckets(ns)).map((x) => x.id)).to.not.include(b.status?.id);
+    } finally {
+      await other.stop();
+    }
+  });
+
+  it('gives a copied manifest (with the key annotation) its own bucket', async () => {
+    await apply(cp, bucketManifest(ns, 'original'));
+    const original = await ready('original');
+    const key = original.metadata.annotations?.['storage.avalonhosting.example/idempotency-key'];
+    await apply(cp, bucketManifest(ns, 'copy', {}, { 'storage.avalonhosting.example/idempotency-key': key! }));
+    const copy = await ready('copy');
+    expect(copy.status?.id).to.not.equal(original.status?.id);
+    expect(copy.metadata.annotations?.['storage.avalonhosting.example/idempotency-key']).to.not.equal(key);
+    const atProvider = await provider.buckets(ns);
+    expect(atProvider.filter((x) => x.tags['kubernetes-name'] === 'original').map((x) => x.id)).to.deep.equal([original.status?.id]);
+    expect(atProvider.filter((x) => x.tags['kubernetes-name'] === 'copy').map((x) => x.id)).to.deep.equal([copy.status?.id]);
+  });
+
+  it('never takes over a Service it does not own', async () => {
+    await apply(cp, {
+      apiVersion: 'v1', kind: 'Service', metadata: { name: 'media', namespace: ns },
+      spec: { selector: { app: 'media' }, ports: [{ port: 80 }] },
+    });
+    await apply(cp, bucketManifest(ns, 'media'));
+    await ready('media');
+    await waitForObject(cp, 'secret', 'media-access', ns, () => true, 'the access Secret');
+    const svc = (await getJson<{ spec: { type: string }; metadata: { ownerReferences?: unknown[] } }>(cp, 'service', 'media', ns))!;
+    expect(svc.spec.type).to.equal('ClusterIP');
+    expect(svc.metadata.ownerReferences ?? []).to.deep.equal([]);
+  });
+
   it('never writes the provider API key to logs, events or status', async () => {
     const events = await kubectlOk(cp, ['get', 'events.events.k8s.io', '-n', ns, '-o', 'json']);
     const buckets = await kubectlOk(cp, ['get', 'sbucket,bucketproviderconfig', '-n', ns, '-o', 'json']);
