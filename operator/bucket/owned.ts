@@ -85,26 +85,25 @@ export function endpointHost(endpoint: string): string {
   }
 }
 
-/** True when the live Secret lacks anything the desired one sets. */
+/** True when the live Secret (controlled by the bucket, or absent) lacks anything the desired one sets. */
 export function secretNeedsApply(desired: V1Secret, live: V1Secret | undefined): boolean {
   if (!live) return true;
-  return !sameOwner(desired, live) || !subset(desired.metadata?.labels, live.metadata?.labels) || !subset(desired.data, live.data);
+  return !subset(desired.metadata?.labels, live.metadata?.labels) || !subset(desired.data, live.data);
 }
 
-/** True when the live Service lacks anything the desired one sets. */
+/** True when the live Service (controlled by the bucket, or absent) lacks anything the desired one sets. */
 export function serviceNeedsApply(desired: V1Service, live: V1Service | undefined): boolean {
   if (!live) return true;
   return (
-    !sameOwner(desired, live) ||
     !subset(desired.metadata?.labels, live.metadata?.labels) ||
     live.spec?.type !== desired.spec?.type ||
     live.spec?.externalName !== desired.spec?.externalName
   );
 }
 
-function sameOwner(desired: { metadata?: { ownerReferences?: V1OwnerReference[] } }, live: { metadata?: { ownerReferences?: V1OwnerReference[] } }): boolean {
-  const want = desired.metadata?.ownerReferences?.[0];
-  return (live.metadata?.ownerReferences ?? []).some((r) => r.uid === want?.uid && r.controller === true);
+/** True when `obj` carries a controller ownerReference to `owner`. */
+export function isControlledBy(obj: { metadata?: { ownerReferences?: V1OwnerReference[] } }, owner: StorageBucket): boolean {
+  return (obj.metadata?.ownerReferences ?? []).some((r) => r.controller === true && r.uid === owner.metadata.uid);
 }
 
 function subset(want: Record<string, string> | undefined, have: Record<string, string> | undefined): boolean {

@@ -4,7 +4,7 @@
  * plan.ts; this file turns them into calls and is the only place that logs and records events.
  */
 import { randomUUID } from 'node:crypto';
-import type { V1Service } from '@kubernetes/client-node';
+import type { V1Secret, V1Service } from '@kubernetes/client-node';
 import type { BucketPhase, StorageBucket } from '../api/v1';
 import {
   ADOPT_ANNOTATION, BUCKET_FINALIZER, IDEMPOTENCY_KEY_ANNOTATION, PAUSED_ANNOTATION, StorageBucketSpec, formatFieldErrors, validate,
@@ -16,7 +16,7 @@ import { done, requeueAfter, TerminalError, type Action, type ReconcileContext, 
 import type { Cache } from '../runtime/types';
 import { connect, ConnectError, type ConnectDeps, type Connection } from './connect';
 import { SECRET, SERVICE, STORAGE_BUCKET } from './kinds';
-import { desiredSecret, desiredService, secretNeedsApply, serviceNeedsApply, accessSecretName, serviceName } from './owned';
+import { accessSecretName, desiredSecret, desiredService, isControlledBy, secretNeedsApply, serviceName, serviceNeedsApply } from './owned';
 import { assertNever, plan, type Observation, type Step } from './plan';
 import { ConditionType, EventReason, Reason } from './reasons';
 import { nextStatus, statusEqual, type ConditionFacts, type StatusFacts } from './status';
@@ -45,10 +45,6 @@ const SYNCED: ConditionFacts = { status: 'True', reason: Reason.ReconcileSuccess
 /** Retry interval while the provider rejects the credentials. */
 const CREDENTIALS_RETRY_MS = 5 * 60_000;
 
-/** True when `obj` carries a controller ownerReference to `owner`. */
-function isControlledBy(obj: { metadata?: { ownerReferences?: Array<{ uid: string; controller?: boolean }> } }, owner: StorageBucket): boolean {
-  return (obj.metadata?.ownerReferences ?? []).some((r) => r.controller === true && r.uid === owner.metadata.uid);
-}
 
 /** Reconciles StorageBuckets against the provider. */
 export class BucketReconciler implements Reconciler {
@@ -326,7 +322,7 @@ export class BucketReconciler implements Reconciler {
   }
 
   /** An existing object that some other owner controls is never taken over (it may be an app's own). */
-  private mayWrite(bucket: StorageBucket, kind: string, live: { metadata?: { name?: string; ownerReferences?: Array<{ uid: string; controller?: boolean }> } } | undefined): boolean {
+  private mayWrite(bucket: StorageBucket, kind: string, live: V1Secret | V1Service | undefined): boolean {
     if (!live) return true;
     if (isControlledBy(live, bucket)) return true;
     this.d.events.event(bucket, 'Warning', EventReason.OwnedObjectConflict, 'Apply', `${kind} ${live.metadata?.name ?? ''} exists and is not controlled by this StorageBucket; left untouched`);
