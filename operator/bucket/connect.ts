@@ -4,7 +4,7 @@
  */
 import type { V1Secret } from '@kubernetes/client-node';
 import type { BucketProviderConfig, StorageBucket } from '../api/v1';
-import { DEFAULT_SECRET_KEY } from '../api/v1';
+import { CONFIG_IN_USE_FINALIZER, DEFAULT_SECRET_KEY } from '../api/v1';
 import type { ProviderClient, ProviderClients } from '../provider-client';
 import type { Cache } from '../runtime/types';
 import { Reason } from './reasons';
@@ -20,7 +20,11 @@ export interface Connection {
 export class ConnectError extends Error {
   override readonly name = 'ConnectError';
   constructor(
-    readonly reason: typeof Reason.ProviderConfigNotFound | typeof Reason.SecretNotFound | typeof Reason.InvalidProviderConfig,
+    readonly reason:
+      | typeof Reason.ProviderConfigNotFound
+      | typeof Reason.ProviderConfigNotReady
+      | typeof Reason.SecretNotFound
+      | typeof Reason.InvalidProviderConfig,
     message: string,
   ) {
     super(message);
@@ -41,6 +45,11 @@ export function connect(deps: ConnectDeps, bucket: StorageBucket): Connection {
   const config = deps.configs.get({ namespace, name: configName });
   if (!config) {
     throw new ConnectError(Reason.ProviderConfigNotFound, `BucketProviderConfig ${namespace}/${configName} not found`);
+  }
+  // The config's in-use finalizer is what keeps it (and so the way to deprovision) alive while
+  // buckets exist; until its controller has added it, nothing is created through it.
+  if (!bucket.metadata.deletionTimestamp && !(config.metadata.finalizers ?? []).includes(CONFIG_IN_USE_FINALIZER)) {
+    throw new ConnectError(Reason.ProviderConfigNotReady, `BucketProviderConfig ${namespace}/${configName} is not yet marked in use`);
   }
   if (!URL.canParse(config.spec.endpoint)) {
     throw new ConnectError(Reason.InvalidProviderConfig, `BucketProviderConfig ${namespace}/${configName} has an endpoint that is not a valid URL`);

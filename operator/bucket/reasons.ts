@@ -21,6 +21,7 @@ export const Reason = {
   Deleting: 'Deleting',
   ProviderConfigNotFound: 'ProviderConfigNotFound',
   InvalidProviderConfig: 'InvalidProviderConfig',
+  ProviderConfigNotReady: 'ProviderConfigNotReady',
   SecretNotFound: 'SecretNotFound',
   CredentialsRejected: 'CredentialsRejected',
   InvalidSpec: 'InvalidSpec',
