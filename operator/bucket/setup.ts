@@ -21,6 +21,7 @@ import {
 } from './indexes';
 import { PROVIDER_CONFIG, SECRET, SERVICE, STORAGE_BUCKET } from './kinds';
 import { BucketReconciler } from './reconciler';
+import { SecretProtectionReconciler, secretForConfig } from './secret-protection';
 import type { EventSink, ObjectWriter } from './writer';
 
 /** Options of {@link setupBucketControllers}. */
@@ -44,6 +45,8 @@ export interface BucketControllersOptions {
 export const BUCKET_CONTROLLER = 'storagebucket';
 /** Name of the provider-config controller. */
 export const CONFIG_CONTROLLER = 'bucketproviderconfig';
+/** Name of the controller that protects referenced credential Secrets. */
+export const SECRET_PROTECTION_CONTROLLER = 'secretprotection';
 
 /**
  * Owned objects matter when someone else edits or deletes them. Their creation is our own
@@ -51,6 +54,13 @@ export const CONFIG_CONTROLLER = 'bucketproviderconfig';
  * create event would only cost one more reconcile and provider call per bucket.
  */
 const ownedChanged: Predicate = { create: () => false };
+
+/** Updates that change finalizers or start deletion; creates and deletes always pass. */
+const finalizersOrDeletionChanged: Predicate = {
+  update: (a, b) =>
+    (a.metadata?.finalizers ?? []).join() !== (b.metadata?.finalizers ?? []).join() ||
+    (a.metadata?.deletionTimestamp == null && b.metadata?.deletionTimestamp != null),
+};
 
 /** Registers the StorageBucket and BucketProviderConfig controllers on `mgr`. */
 export function setupBucketControllers(mgr: Manager, opts: BucketControllersOptions): void {
@@ -96,5 +106,12 @@ export function setupBucketControllers(mgr: Manager, opts: BucketControllersOpti
     .withOptions({ ...runner, maxConcurrentReconciles: 2 })
     .complete(new ConfigReconciler({ configs, buckets, secrets, writer: opts.writer }));
 
-  mgr.add(bucketController).add(configController);
+  // Secrets only matter here when their finalizers or deletion change; data edits do not.
+  const secretProtection = new ControllerBuilder(SECRET_PROTECTION_CONTROLLER, mgr)
+    .for<V1Secret>(SECRET, { predicates: [finalizersOrDeletionChanged] })
+    .watches<BucketProviderConfig>(PROVIDER_CONFIG, secretForConfig)
+    .withOptions({ ...runner, maxConcurrentReconciles: 2 })
+    .complete(new SecretProtectionReconciler({ secrets, configs, writer: opts.writer }));
+
+  mgr.add(bucketController).add(configController).add(secretProtection);
 }

@@ -284,6 +284,21 @@ describe('StorageBucket lifecycle (operator under its ServiceAccount, real provi
     expect(svc.metadata.ownerReferences ?? []).to.deep.equal([]);
   });
 
+  it('deprovisions everything when the whole namespace is deleted, credentials Secret included', async () => {
+    const doomed = await freshNamespace(cp, 'doomed');
+    for (const m of providerManifests(doomed, provider.url, provider.apiKey)) await apply(cp, m);
+    await apply(cp, bucketManifest(doomed, 'one'));
+    await waitForObject<BucketJson>(cp, 'sbucket', 'one', doomed, isReady, 'the bucket in the doomed namespace');
+    const secret = await waitForObject<{ metadata: { finalizers?: string[] } }>(cp, 'secret', 'provider-key', doomed,
+      (x) => (x.metadata.finalizers ?? []).includes('storage.avalonhosting.example/in-use'), 'the credentials Secret to be protected');
+    expect(secret.metadata.finalizers).to.include('storage.avalonhosting.example/in-use');
+    await kubectlOk(cp, ['delete', 'namespace', doomed, '--wait=false']);
+    await waitFor(async () => ((await cp.kubectl(['get', 'namespace', doomed])).code !== 0 ? true : undefined), {
+      description: `namespace ${doomed} to be gone`, timeoutMs: 120_000, intervalMs: 500,
+    });
+    expect(await provider.buckets(doomed)).to.deep.equal([]);
+  });
+
   it('never writes the provider API key to logs, events or status', async () => {
     const events = await kubectlOk(cp, ['get', 'events.events.k8s.io', '-n', ns, '-o', 'json']);
     const buckets = await kubectlOk(cp, ['get', 'sbucket,bucketproviderconfig', '-n', ns, '-o', 'json']);

@@ -1,0 +1,51 @@
+/**
+ * Keeps a provider-credentials Secret while a BucketProviderConfig still references it. Without
+ * it, deleting a namespace removes the Secret at once (Secrets have no finalizer), and buckets
+ * that still have to deprovision would wait forever for credentials that are gone.
+ */
+import type { V1Secret } from '@kubernetes/client-node';
+import type { BucketProviderConfig } from '../api/v1';
+import { CONFIG_IN_USE_FINALIZER } from '../api/v1';
+import { done, type Action, type ReconcileContext, type Reconciler, type Request } from '../runtime/reconcile';
+import type { Cache, ObjectKey } from '../runtime/types';
+import { CONFIGS_BY_SECRET } from './indexes';
+import { SECRET } from './kinds';
+import type { ObjectWriter } from './writer';
+
+/** Finalizer on Secrets referenced by a BucketProviderConfig (the same name as the config's). */
+export const SECRET_IN_USE_FINALIZER = CONFIG_IN_USE_FINALIZER;
+
+/** Dependencies of {@link SecretProtectionReconciler}. */
+export interface SecretProtectionDeps {
+  readonly secrets: Cache<V1Secret>;
+  readonly configs: Cache<BucketProviderConfig>;
+  readonly writer: ObjectWriter;
+}
+
+/** Adds the in-use finalizer to referenced Secrets and removes it once no config needs them. */
+export class SecretProtectionReconciler implements Reconciler {
+  constructor(private readonly d: SecretProtectionDeps) {}
+
+  async reconcile(req: Request, ctx: ReconcileContext): Promise<Action> {
+    const secret = this.d.secrets.get(req);
+    if (!secret) return done();
+    // A config counts until it is gone from the cache: while it is being deleted its buckets
+    // may still need the credentials to deprovision.
+    const users = this.d.configs.byIndex(CONFIGS_BY_SECRET, `${req.namespace}/${req.name}`);
+    const protectedNow = (secret.metadata?.finalizers ?? []).includes(SECRET_IN_USE_FINALIZER);
+    if (users.length > 0 && !protectedNow && !secret.metadata?.deletionTimestamp) {
+      await this.d.writer.addFinalizer(SECRET, secret, SECRET_IN_USE_FINALIZER);
+      ctx.logger.debug('protected a referenced Secret');
+    } else if (users.length === 0 && protectedNow) {
+      await this.d.writer.removeFinalizer(SECRET, secret, SECRET_IN_USE_FINALIZER);
+      ctx.logger.debug('released an unreferenced Secret');
+    }
+    return done();
+  }
+}
+
+/** Maps a config to the Secret it references. */
+export function secretForConfig(c: BucketProviderConfig): ObjectKey[] {
+  const name = c.spec?.secretRef?.name;
+  return name ? [{ namespace: c.metadata.namespace ?? '', name }] : [];
+}
