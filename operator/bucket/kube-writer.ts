@@ -31,8 +31,8 @@ export function kubeWriter(client: KubeClient, fieldManager: string): ObjectWrit
         'merge',
         { fieldManager },
       ),
-    patchStatus: <T extends KubeObject>(kind: ResourceKind, obj: T, status: Record<string, unknown>, opts: { expectResourceVersion?: boolean } = {}) =>
-      patchStatus(client, kind, obj as T & { status?: unknown }, status, { fieldManager, optimistic: opts.expectResourceVersion ?? false }),
+    patchStatus: <T extends KubeObject>(kind: ResourceKind, obj: T, status: Record<string, unknown>) =>
+      patchStatus(client, kind, obj as T & { status?: unknown }, status, { fieldManager }),
     async apply(kind, obj) {
       await applyObject(client, kind, obj, { fieldManager });
     },

@@ -5,6 +5,7 @@
 import type { StorageBucket } from '../api/v1';
 import { ADOPT_ANNOTATION, BUCKET_FINALIZER, IDEMPOTENCY_KEY_ANNOTATION } from '../api/v1';
 import type { ProviderBucket, UpdateBucketRequest } from '../provider-client';
+import { Reason } from './reasons';
 
 /**
  * What the provider said about the bucket this object refers to. `foreignKey`: the current key
@@ -27,7 +28,7 @@ export type Step =
   /** Nothing to do now; `waiting` says whether the provider is still transitioning. */
   | { readonly type: 'none'; readonly waiting: 'Provisioning' | 'Resizing' | false }
   /** The object cannot make progress until a user changes it. */
-  | { readonly type: 'blocked'; readonly reason: 'AdoptTargetNotFound' | 'ProviderChanged'; readonly message: string };
+  | { readonly type: 'blocked'; readonly reason: typeof Reason.AdoptTargetNotFound | typeof Reason.ProviderChanged; readonly message: string };
 
 /**
  * Decides the next step for `bucket` given `obs`, made at the provider API `endpoint`.
@@ -42,7 +43,7 @@ export function plan(bucket: StorageBucket, obs: Observation, endpoint: string):
   const providerChanged = !obs.exists && Boolean(bucket.status?.id) && recordedAt !== undefined && recordedAt !== endpoint;
   const changed: Step = {
     type: 'blocked',
-    reason: 'ProviderChanged',
+    reason: Reason.ProviderChanged,
     message: `bucket ${bucket.status?.id ?? ''} was created at ${recordedAt ?? ''}, but the BucketProviderConfig now points at ${endpoint}`,
   };
 
@@ -64,7 +65,7 @@ export function plan(bucket: StorageBucket, obs: Observation, endpoint: string):
     const adoptId = bucket.metadata.annotations?.[ADOPT_ANNOTATION];
     const status = bucket.status ?? {};
     if (adoptId && !status.id) {
-      return { type: 'blocked', reason: 'AdoptTargetNotFound', message: `provider bucket ${adoptId} named by ${ADOPT_ANNOTATION} does not exist` };
+      return { type: 'blocked', reason: Reason.AdoptTargetNotFound, message: `provider bucket ${adoptId} named by ${ADOPT_ANNOTATION} does not exist` };
     }
     // Only the key that made the vanished bucket is spent; a key minted after it (a rotation
     // interrupted before its create) is still good, and minting again could duplicate.

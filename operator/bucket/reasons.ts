@@ -14,11 +14,9 @@ export const ConditionType = {
 /** Reasons used in conditions. */
 export const Reason = {
   Available: 'Available',
-  Creating: 'Creating',
   Provisioning: 'Provisioning',
   Resizing: 'Resizing',
   Updating: 'Updating',
-  Deleting: 'Deleting',
   ProviderConfigNotFound: 'ProviderConfigNotFound',
   InvalidProviderConfig: 'InvalidProviderConfig',
   ProviderConfigNotReady: 'ProviderConfigNotReady',
@@ -30,7 +28,6 @@ export const Reason = {
   AdoptTargetNotFound: 'AdoptTargetNotFound',
   ProviderChanged: 'ProviderChanged',
   ReconcileSuccess: 'ReconcileSuccess',
-  ReconcileError: 'ReconcileError',
   ReconcilePaused: 'ReconcilePaused',
   Unknown: 'Unknown',
 } as const;
@@ -40,8 +37,6 @@ export type Reason = (typeof Reason)[keyof typeof Reason];
 
 /** Reasons used in Events. */
 export const EventReason = {
-  FinalizerAdded: 'FinalizerAdded',
-  CreatingBucket: 'CreatingBucket',
   CreatedBucket: 'CreatedBucket',
   AdoptedBucket: 'AdoptedBucket',
   BucketReady: 'BucketReady',
@@ -50,7 +45,6 @@ export const EventReason = {
   BucketMissing: 'BucketMissing',
   DeletedBucket: 'DeletedBucket',
   OrphanedBucket: 'OrphanedBucket',
-  FinalizerRemoved: 'FinalizerRemoved',
   InvalidSpec: 'InvalidSpec',
   ProviderConfigNotFound: 'ProviderConfigNotFound',
   CredentialsRejected: 'CredentialsRejected',

@@ -22,15 +22,9 @@ export interface ObjectWriter {
   removeFinalizer<T extends KubeObject>(kind: ResourceKind, obj: T, finalizer: string): Promise<void>;
   /**
    * Writes `status` (the whole desired status) through the status subresource as a merge
-   * patch of what differs from `obj.status`. With `expectResourceVersion` the patch carries
-   * `metadata.resourceVersion`, so it fails with Conflict when `obj` was stale.
+   * patch of what differs from `obj.status`.
    */
-  patchStatus<T extends KubeObject>(
-    kind: ResourceKind,
-    obj: T,
-    status: Record<string, unknown>,
-    opts?: { expectResourceVersion?: boolean },
-  ): Promise<T>;
+  patchStatus<T extends KubeObject>(kind: ResourceKind, obj: T, status: Record<string, unknown>): Promise<T>;
   /** Server-side applies an owned object with the operator's field manager. */
   apply(kind: ResourceKind, obj: KubeObject): Promise<void>;
 }
