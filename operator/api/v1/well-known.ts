@@ -25,3 +25,13 @@ export const IDEMPOTENCY_KEY_ANNOTATION = `${GROUP}/idempotency-key`;
 
 /** Label on owned objects naming the StorageBucket they belong to. */
 export const BUCKET_NAME_LABEL = `${GROUP}/bucket`;
+
+/**
+ * Label the operator puts on every object it creates (the `<bucket>-access` Secret and the
+ * bucket's Service). Its informers for those kinds select on it, and the shipped
+ * ValidatingAdmissionPolicy lets the operator create or change only objects that carry it.
+ */
+export const MANAGED_BY_LABEL = `${GROUP}/managed-by`;
+
+/** Value of {@link MANAGED_BY_LABEL}. */
+export const MANAGED_BY_VALUE = 'bucketoperator';
