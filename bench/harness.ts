@@ -7,7 +7,7 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { KubeClient } from '../operator/runtime/client';
-import { STORAGE_BUCKET } from '../operator/bucket/kinds';
+import { SECRET, STORAGE_BUCKET } from '../operator/bucket/kinds';
 import type { StorageBucket } from '../operator/api/v1';
 import { startControlPlane, waitFor, type ControlPlane } from '../test/support/control-plane';
 import { applyDist } from '../test/support/dist';
@@ -102,12 +102,37 @@ export class Bench {
     return { total: items.length, ready };
   }
 
-  /** Waits until every one of `n` buckets is Ready; returns elapsed ms since `since`. */
-  async waitAllReady(ns: string, n: number, since: number, timeoutMs: number): Promise<number> {
+  /**
+   * Waits until every one of `n` buckets is Ready; returns elapsed ms since `since`. Large N
+   * is polled less often: each poll lists all N, which would load the API server it measures.
+   */
+  async waitAllReady(ns: string, n: number, since: number, timeoutMs: number, intervalMs = n >= 2000 ? 2000 : 250): Promise<number> {
     await waitFor(async () => ((await this.count(ns)).ready === n ? true : undefined), {
-      description: `${n} buckets Ready in ${ns}`, timeoutMs, intervalMs: 250,
+      description: `${n} buckets Ready in ${ns}`, timeoutMs, intervalMs,
     });
     return Date.now() - since;
+  }
+
+  /** Creates `n` Opaque Secrets of `sizeKiB` each, unrelated to the operator, 20 in flight. */
+  async createSecrets(ns: string, n: number, sizeKiB: number): Promise<void> {
+    const payload = Buffer.alloc(sizeKiB * 1024, 'x').toString('base64').slice(0, sizeKiB * 1024);
+    let next = 0;
+    const worker = async () => {
+      while (next < n) {
+        const i = next++;
+        await this.admin.create(SECRET, {
+          apiVersion: 'v1', kind: 'Secret', type: 'Opaque',
+          metadata: { name: `release-${String(i).padStart(5, '0')}`, namespace: ns, labels: { owner: 'helm' } },
+          data: { release: payload },
+        });
+      }
+    };
+    await Promise.all(Array.from({ length: 20 }, worker));
+  }
+
+  /** Deletes a namespace without waiting for it to go. */
+  async deleteNamespace(ns: string): Promise<void> {
+    await this.cp.kubectl(['delete', 'namespace', ns, '--wait=false']);
   }
 
   /** Deletes every bucket in `ns`; resolves with the ms until none is left in Kubernetes. */

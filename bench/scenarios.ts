@@ -1,0 +1,189 @@
+/**
+ * The benchmark scenarios. Each takes a running {@link Bench}, drives one situation a user
+ * would judge the operator by, and returns figures; none passes or fails on a timing.
+ */
+import { setTimeout as sleep } from 'node:timers/promises';
+import { Bench, delta, type Reading } from './harness';
+import { cpuSeconds, peakRssMiB, rssMiB } from './metrics';
+
+/** Figures of one scenario run, printed as a table and stored as JSON. */
+export type Figures = Record<string, number | string>;
+
+/** Settings shared by the scenarios. */
+export interface ScenarioSettings {
+  /** Workers of the StorageBucket controller. */
+  readonly workers: number;
+  /** Provider calls per second per endpoint while converging (lifted so the API server sets the pace). */
+  readonly convergeProviderQps: number;
+  /** Length of the steady-state window. */
+  readonly steadySeconds: number;
+}
+
+const round = (x: number, d = 2) => Math.round(x * 10 ** d) / 10 ** d;
+
+/** Per-bucket costs between two readings. */
+export function perBucket(d: Reading, n: number, prefix = ''): Figures {
+  return {
+    [`${prefix}api writes/bucket`]: round(d.apiWrites / n),
+    [`${prefix}api PATCH/bucket`]: round((d.apiByVerb['PATCH'] ?? 0) / n),
+    [`${prefix}api POST/bucket`]: round((d.apiByVerb['POST'] ?? 0) / n),
+    [`${prefix}api GET/bucket`]: round((d.apiByVerb['GET'] ?? 0) / n),
+    [`${prefix}provider calls/bucket`]: round(d.providerCalls / n),
+    [`${prefix}reconciles/bucket`]: round(d.reconciles / n),
+  };
+}
+
+/**
+ * Bulk create: the operator runs, N buckets are created at once; then steady state, a restart
+ * with a new bucket created into the restart backlog, and deletion of all N.
+ */
+export async function bulkCreate(bench: Bench, n: number, s: ScenarioSettings): Promise<Figures> {
+  const ns = await bench.namespace(`bulk${n}`);
+  const latencyNs = await bench.namespace(`late${n}`);
+  const op = await bench.startOperator(s.workers, s.convergeProviderQps);
+  const figures: Figures = { 'idle RSS MiB (0 buckets)': round(rssMiB(op.pid), 0) };
+  const cpu0 = cpuSeconds(op.pid);
+  const r0 = await bench.read();
+  const t0 = Date.now();
+  await bench.createBuckets(ns, n);
+  figures['created s'] = round((Date.now() - t0) / 1000, 1);
+  figures['all Ready s'] = round((await bench.waitAllReady(ns, n, t0, 60 * 60_000)) / 1000, 1);
+  const r1 = await bench.read();
+  figures['converge CPU s'] = round(cpuSeconds(op.pid) - cpu0, 1);
+  figures['converge peak RSS MiB'] = round(peakRssMiB(op.pid), 0);
+  Object.assign(figures, perBucket(delta(r0, r1), n));
+  console.log(`bulk create n=${n}:`, JSON.stringify(figures));
+
+  Object.assign(figures, await steady(bench, op.pid, n, s.steadySeconds));
+  Object.assign(figures, await restartBacklog(bench, n, latencyNs, s));
+  Object.assign(figures, await deleteAll(bench, ns, n));
+  await bench.stopOperator();
+  return figures;
+}
+
+/**
+ * Backlog: N buckets are created while the operator is down (an install onto a cluster that
+ * already holds them, or a long outage); then the operator starts and converges them.
+ */
+export async function backlog(bench: Bench, n: number, s: ScenarioSettings): Promise<Figures> {
+  await bench.stopOperator();
+  const ns = await bench.namespace(`backlog${n}`);
+  const t0 = Date.now();
+  await bench.createBuckets(ns, n);
+  const figures: Figures = { 'created (operator down) s': round((Date.now() - t0) / 1000, 1) };
+  // No operator runs now, so this reads the provider's counters only.
+  const r0 = await bench.read();
+  const t1 = Date.now();
+  const op = await bench.startOperator(s.workers, s.convergeProviderQps);
+  const cpu0 = cpuSeconds(op.pid);
+  figures['backlog all Ready s'] = round((await bench.waitAllReady(ns, n, t1, 60 * 60_000)) / 1000, 1);
+  const r1 = await bench.read();
+  figures['backlog CPU s'] = round(cpuSeconds(op.pid) - cpu0, 1);
+  figures['backlog peak RSS MiB'] = round(peakRssMiB(op.pid), 0);
+  // The new process's counters start at zero.
+  Object.assign(figures, perBucket(delta({ ...r0, apiByVerb: {}, apiWrites: 0, reconciles: 0 }, r1), n, 'backlog '));
+  console.log(`backlog n=${n}:`, JSON.stringify(figures));
+  Object.assign(figures, await deleteAll(bench, ns, n));
+  await bench.stopOperator();
+  return figures;
+}
+
+/** Steady state with N Ready buckets: nothing to write, the provider asked as little as possible. */
+async function steady(bench: Bench, pid: number, n: number, seconds: number): Promise<Figures> {
+  // Let the last owned-object and config events pass before the window opens.
+  await sleep(15_000);
+  const cpu0 = cpuSeconds(pid);
+  const s0 = await bench.read();
+  await sleep(seconds * 1000);
+  const s1 = await bench.read();
+  const d = delta(s0, s1);
+  const perHour = 3600 / seconds;
+  const figures: Figures = {
+    'steady CPU %': round(((cpuSeconds(pid) - cpu0) / seconds) * 100, 2),
+    'steady RSS MiB': round(rssMiB(pid), 0),
+    'steady api writes/h': round(d.apiWrites * perHour, 0),
+    'steady provider calls/h': round(d.providerCalls * perHour, 0),
+    'steady provider calls/bucket/h': round((d.providerCalls / n) * perHour, 3),
+  };
+  console.log(`steady n=${n}:`, JSON.stringify(figures));
+  return figures;
+}
+
+/**
+ * Restart with N Ready buckets, and one bucket created right after the new process starts,
+ * while the initial pass over all N is queued: how long a user waits for it.
+ */
+async function restartBacklog(bench: Bench, n: number, latencyNs: string, s: ScenarioSettings): Promise<Figures> {
+  await bench.stopOperator();
+  const before = await bench.read();
+  const t0 = Date.now();
+  const op = await bench.startOperator(s.workers, s.convergeProviderQps);
+  const readyProbeMs = Date.now() - t0;
+  const t1 = Date.now();
+  await bench.createBuckets(latencyNs, 1);
+  const newReadyMs = await bench.waitAllReady(latencyNs, 1, t1, 10 * 60_000, 100);
+  // Long enough for the initial pass over every cached object to finish.
+  await sleep(Math.max(10_000, n * 2));
+  const after = await bench.read();
+  const d = delta({ ...before, apiByVerb: {}, apiWrites: 0, reconciles: 0 }, after);
+  const figures: Figures = {
+    'restart ready s': round(readyProbeMs / 1000, 1),
+    'restart new bucket Ready s': round(newReadyMs / 1000, 1),
+    // The new bucket's own writes are in here (about 7): the N Ready ones should add none.
+    'restart api writes (incl. the new bucket)': d.apiWrites,
+    'restart provider calls/bucket': round(d.providerCalls / n, 3),
+    'restart CPU s': round(cpuSeconds(op.pid), 1),
+  };
+  console.log(`restart n=${n}:`, JSON.stringify(figures));
+  await bench.deleteAll(latencyNs, 5 * 60_000);
+  return figures;
+}
+
+/** `kubectl delete --all`: time until none is left, and what it cost. */
+async function deleteAll(bench: Bench, ns: string, n: number): Promise<Figures> {
+  const d0 = await bench.read();
+  const ms = await bench.deleteAll(ns, 60 * 60_000);
+  const d1 = await bench.read();
+  const figures: Figures = {
+    'delete s': round(ms / 1000, 1),
+    ...perBucket(delta(d0, d1), n, 'delete '),
+    'left at provider': await bench.leftAtProvider(ns),
+  };
+  console.log(`delete n=${n}:`, JSON.stringify(figures));
+  return figures;
+}
+
+/**
+ * Unrelated Secrets: `count` Secrets of `sizeKiB` that have nothing to do with the operator
+ * (Helm keeps releases like that) land in another namespace; the operator's RSS should not move.
+ */
+export async function unrelatedSecrets(bench: Bench, count: number, sizeKiB: number, s: ScenarioSettings): Promise<Figures> {
+  await bench.stopOperator();
+  const op = await bench.startOperator(s.workers, s.convergeProviderQps);
+  await sleep(10_000);
+  const before = rssMiB(op.pid);
+  const ns = await bench.namespace(`unrelated`);
+  const t0 = Date.now();
+  await bench.createSecrets(ns, count, sizeKiB);
+  const createdS = (Date.now() - t0) / 1000;
+  // Give the watch (if it were caching them) time to deliver every one.
+  await sleep(20_000);
+  const after = rssMiB(op.pid);
+  // And a restart with them present: the initial list is where a cache of them would show.
+  await bench.stopOperator();
+  const op2 = await bench.startOperator(s.workers, s.convergeProviderQps);
+  await sleep(10_000);
+  const figures: Figures = {
+    [`unrelated Secrets`]: `${count} x ${sizeKiB} KiB`,
+    'created s': round(createdS, 1),
+    'RSS before MiB': round(before, 1),
+    'RSS after MiB': round(after, 1),
+    'RSS delta MiB': round(after - before, 1),
+    'restarted with them: RSS MiB': round(rssMiB(op2.pid), 1),
+    'restarted with them: peak RSS MiB': round(peakRssMiB(op2.pid), 1),
+  };
+  console.log('unrelated secrets:', JSON.stringify(figures));
+  await bench.stopOperator();
+  await bench.deleteNamespace(ns);
+  return figures;
+}
