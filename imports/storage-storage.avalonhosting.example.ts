@@ -273,6 +273,13 @@ export interface StorageBucketSpec {
   readonly encrypted?: boolean;
 
   /**
+   * Full (default): the operator creates, resizes, drift-corrects and deletes the provider bucket. Observe: it only reads the existing bucket named by the storage.avalonhosting.example/adopt-id annotation and mirrors it into status (region, sizeGB and encrypted in the spec are not enforced, and deleting the StorageBucket leaves the bucket in place). Changing Observe to Full adopts the bucket.
+   *
+   * @schema StorageBucketSpec#managementPolicy
+   */
+  readonly managementPolicy?: StorageBucketSpecManagementPolicy;
+
+  /**
    * The BucketProviderConfig, in the same namespace, whose provider holds the bucket. Immutable.
    *
    * @schema StorageBucketSpec#providerRef
@@ -303,6 +310,7 @@ export function toJson_StorageBucketSpec(obj: StorageBucketSpec | undefined): Re
   const result = {
     'deletionPolicy': obj.deletionPolicy,
     'encrypted': obj.encrypted,
+    'managementPolicy': obj.managementPolicy,
     'providerRef': toJson_StorageBucketSpecProviderRef(obj.providerRef),
     'region': obj.region,
     'sizeGB': obj.sizeGb,
@@ -322,6 +330,18 @@ export enum StorageBucketSpecDeletionPolicy {
   DELETE = "Delete",
   /** Orphan */
   ORPHAN = "Orphan",
+}
+
+/**
+ * Full (default): the operator creates, resizes, drift-corrects and deletes the provider bucket. Observe: it only reads the existing bucket named by the storage.avalonhosting.example/adopt-id annotation and mirrors it into status (region, sizeGB and encrypted in the spec are not enforced, and deleting the StorageBucket leaves the bucket in place). Changing Observe to Full adopts the bucket.
+ *
+ * @schema StorageBucketSpecManagementPolicy
+ */
+export enum StorageBucketSpecManagementPolicy {
+  /** Full */
+  FULL = "Full",
+  /** Observe */
+  OBSERVE = "Observe",
 }
 
 /**

@@ -27,8 +27,13 @@ export type Step =
   | { readonly type: 'removeFinalizer'; readonly orphaned: boolean }
   /** Nothing to do now; `waiting` says whether the provider is still transitioning. */
   | { readonly type: 'none'; readonly waiting: 'Provisioning' | 'Resizing' | false }
+  /**
+   * Observe policy: report what the provider has (`found` false: the named bucket does not
+   * exist, or not yet) and change nothing there.
+   */
+  | { readonly type: 'mirror'; readonly found: boolean }
   /** The object cannot make progress until a user changes it. */
-  | { readonly type: 'blocked'; readonly reason: typeof Reason.AdoptTargetNotFound | typeof Reason.ProviderChanged; readonly message: string };
+  | { readonly type: 'blocked'; readonly reason: typeof Reason.AdoptTargetNotFound | typeof Reason.ProviderChanged | typeof Reason.InvalidSpec; readonly message: string };
 
 /**
  * Decides the next step for `bucket` given `obs`, made at the provider API `endpoint`.
@@ -46,6 +51,8 @@ export function plan(bucket: StorageBucket, obs: Observation, endpoint: string):
     reason: Reason.ProviderChanged,
     message: `bucket ${bucket.status?.id ?? ''} was created at ${recordedAt ?? ''}, but the BucketProviderConfig now points at ${endpoint}`,
   };
+
+  if (isObserveOnly(bucket)) return planObserve(bucket, obs, hasFinalizer);
 
   if (bucket.metadata.deletionTimestamp) {
     if (!hasFinalizer) return { type: 'none', waiting: false };
@@ -80,6 +87,24 @@ export function plan(bucket: StorageBucket, obs: Observation, endpoint: string):
   const patch = diff(bucket, external);
   if (patch) return { type: 'update', id: external.id, patch };
   return { type: 'none', waiting: false };
+}
+
+/** True when the operator only reads the provider bucket (managementPolicy Observe). */
+export function isObserveOnly(bucket: StorageBucket): boolean {
+  return bucket.spec.managementPolicy === 'Observe';
+}
+
+/**
+ * Observe: never create, change or delete at the provider. A finalizer left from an earlier
+ * Full policy is released on deletion without touching the bucket (it was never ours to delete
+ * once the user chose Observe).
+ */
+function planObserve(bucket: StorageBucket, obs: Observation, hasFinalizer: boolean): Step {
+  if (bucket.metadata.deletionTimestamp) return hasFinalizer ? { type: 'removeFinalizer', orphaned: true } : { type: 'none', waiting: false };
+  if (!bucket.status?.id && !bucket.metadata.annotations?.[ADOPT_ANNOTATION]) {
+    return { type: 'blocked', reason: Reason.InvalidSpec, message: `managementPolicy Observe needs the ${ADOPT_ANNOTATION} annotation naming the provider bucket to observe` };
+  }
+  return { type: 'mirror', found: obs.exists };
 }
 
 /** The fields the provider must change to match the spec, or undefined when it matches. */

@@ -9,6 +9,10 @@ export const ConditionType = {
   Ready: 'Ready',
   /** The last reconcile succeeded. */
   Synced: 'Synced',
+  /** kstatus: True while the operator works towards a Ready it has not reached. */
+  Reconciling: 'Reconciling',
+  /** kstatus: True while a terminal reason blocks progress until a user changes something. */
+  Stalled: 'Stalled',
 } as const;
 
 /** Reasons used in conditions. */
@@ -27,6 +31,8 @@ export const Reason = {
   Throttled: 'Throttled',
   AdoptTargetNotFound: 'AdoptTargetNotFound',
   ProviderChanged: 'ProviderChanged',
+  /** Observe: the provider bucket named by the adopt-id annotation does not exist (yet). */
+  ObservedBucketNotFound: 'ObservedBucketNotFound',
   ReconcileSuccess: 'ReconcileSuccess',
   ReconcilePaused: 'ReconcilePaused',
   Unknown: 'Unknown',
@@ -34,6 +40,17 @@ export const Reason = {
 
 /** A condition reason. */
 export type Reason = (typeof Reason)[keyof typeof Reason];
+
+/**
+ * Reasons that need a user to change something (the spec, the config or its Secret) before
+ * the operator can make progress: kstatus Stalled, Argo CD Degraded, Flux failed.
+ */
+export const TERMINAL_REASONS: ReadonlySet<string> = new Set<Reason>([
+  Reason.InvalidSpec,
+  Reason.CredentialsRejected,
+  Reason.ProviderChanged,
+  Reason.AdoptTargetNotFound,
+]);
 
 /** Reasons used in Events. */
 export const EventReason = {

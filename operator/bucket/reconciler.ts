@@ -17,7 +17,7 @@ import type { Cache } from '../runtime/types';
 import { connect, ConnectError, type ConnectDeps, type Connection } from './connect';
 import { SECRET, SERVICE, STORAGE_BUCKET } from './kinds';
 import { accessSecretName, desiredSecret, desiredService, isControlledBy, secretNeedsApply, serviceName, serviceNeedsApply } from './owned';
-import { assertNever, plan, type Observation, type Step } from './plan';
+import { assertNever, isObserveOnly, plan, type Observation, type Step } from './plan';
 import { ConditionType, EventReason, Reason } from './reasons';
 import { nextStatus, statusEqual, type ConditionFacts, type StatusFacts } from './status';
 import type { EventSink, ObjectWriter } from './writer';
@@ -73,13 +73,13 @@ export class BucketReconciler implements Reconciler {
       if (bucket.metadata.annotations?.[PAUSED_ANNOTATION] === 'true') {
         await this.writeStatus(bucket, {
           phase: bucket.status?.phase ?? 'Pending',
-          ready: this.currentReady(bucket),
+          ready: this.currentReady(bucket, { status: 'False', reason: Reason.ReconcilePaused, message: `reconciliation paused by ${PAUSED_ANNOTATION}` }),
           synced: { status: 'False', reason: Reason.ReconcilePaused, message: `reconciliation paused by ${PAUSED_ANNOTATION}` },
           observedGeneration: bucket.status?.observedGeneration,
         });
         return done();
       }
-      if (deleting && bucket.spec.deletionPolicy === 'Orphan') {
+      if (deleting && (bucket.spec.deletionPolicy === 'Orphan' || isObserveOnly(bucket))) {
         // Needs no provider call, so neither a config, a Secret nor a reachable provider.
         if (bucket.status?.id) {
           this.d.events.event(bucket, 'Normal', EventReason.OrphanedBucket, 'Delete', `left provider bucket ${bucket.status.id} in place (deletionPolicy Orphan)`);
@@ -108,7 +108,7 @@ export class BucketReconciler implements Reconciler {
         if (!(err instanceof ConnectError)) throw err;
         return await this.notConnected(bucket, err, ctx);
       }
-      if (!deleting && (!hasFinalizer || !bucket.metadata.annotations?.[IDEMPOTENCY_KEY_ANNOTATION])) {
+      if (!deleting && !isObserveOnly(bucket) && (!hasFinalizer || !bucket.metadata.annotations?.[IDEMPOTENCY_KEY_ANNOTATION])) {
         // No create happens before both are in place, so there is nothing to ask the provider yet.
         return await this.prepare(bucket, conn, ctx);
       }
@@ -253,6 +253,33 @@ export class BucketReconciler implements Reconciler {
         return requeueAfter(this.jitter(this.driftMs));
       }
 
+      case 'mirror': {
+        if (!obs.exists) {
+          const id = bucket.status?.id ?? bucket.metadata.annotations?.[ADOPT_ANNOTATION] ?? '';
+          await this.writeStatus(bucket, {
+            phase: 'Pending',
+            ready: { status: 'False', reason: Reason.ObservedBucketNotFound, message: `provider bucket ${id} does not exist; checking again every drift interval` },
+            synced: SYNCED,
+          });
+          return requeueAfter(this.jitter(this.driftMs));
+        }
+        const external = obs.bucket;
+        const active = external.phase === 'Active';
+        const wasReady = findCondition(bucket.status?.conditions as Condition[] | undefined, ConditionType.Ready)?.status === 'True';
+        const current = await this.writeStatus(bucket, {
+          observation: obs,
+          providerEndpoint: conn.endpoint,
+          phase: active ? 'Active' : external.phase === 'Resizing' ? 'Resizing' : 'Provisioning',
+          ready: active
+            ? { status: 'True', reason: Reason.Available, message: 'observed (managementPolicy Observe)' }
+            : { status: 'False', reason: external.phase === 'Resizing' ? Reason.Resizing : Reason.Provisioning, message: `the provider reports ${external.phase}` },
+          synced: SYNCED,
+        });
+        await this.ensureOwned(current, conn, external);
+        if (active && !wasReady) this.d.events.event(bucket, 'Normal', EventReason.BucketReady, 'Observe', `observing provider bucket ${external.id} (managementPolicy Observe)`);
+        return requeueAfter(this.jitter(active ? this.driftMs : this.pollMs));
+      }
+
       case 'blocked': {
         await this.writeStatus(bucket, {
           phase: 'Failed',
@@ -383,7 +410,7 @@ export class BucketReconciler implements Reconciler {
     const throttled = err.status === 429;
     await this.writeStatus(bucket, {
       phase,
-      ready: this.currentReady(bucket),
+      ready: this.currentReady(bucket, { status: 'False', reason: throttled ? Reason.Throttled : Reason.ProviderUnavailable, message }),
       synced: { status: 'False', reason: throttled ? Reason.Throttled : Reason.ProviderUnavailable, message },
       observedGeneration: unchangedGeneration,
     }).catch(() => undefined);
@@ -392,10 +419,14 @@ export class BucketReconciler implements Reconciler {
     throw new Error(`cannot reconcile bucket ${bucket.metadata.namespace}/${bucket.metadata.name}`, { cause: err });
   }
 
-  /** The Ready condition as it stands, so a transient failure does not flip it. */
-  private currentReady(bucket: StorageBucket): ConditionFacts {
+  /**
+   * The Ready condition as it stands, so a transient failure does not flip it. A bucket that
+   * has none yet gets `initial` (False with a reason and message): kstatus and Flux read Ready
+   * from the first reconcile, and `kubectl get` should never show an empty READY.
+   */
+  private currentReady(bucket: StorageBucket, initial: ConditionFacts): ConditionFacts {
     const c = findCondition(bucket.status?.conditions as Condition[] | undefined, ConditionType.Ready);
-    if (!c) return { status: 'Unknown', reason: Reason.Unknown, message: '' };
+    if (!c) return initial;
     return { status: c.status, reason: c.reason as Reason, message: c.message, observedGeneration: c.observedGeneration };
   }
 

@@ -4,8 +4,9 @@
  * does, so an unchanged world produces an identical status and no write.
  */
 import type { BucketPhase, StorageBucket, StorageBucketStatus } from '../api/v1';
+import { RECONCILE_REQUESTED_ANNOTATION } from '../api/v1';
 import { conditionsEqual, setCondition, type Condition, type ConditionStatus } from '../runtime/conditions';
-import { ConditionType, type Reason } from './reasons';
+import { ConditionType, Reason, TERMINAL_REASONS } from './reasons';
 import type { Observation } from './plan';
 
 /** One condition's desired value. */
@@ -42,6 +43,7 @@ export function nextStatus(bucket: StorageBucket, facts: StatusFacts, now: Date)
   let conditions = prev.conditions as Condition[] | undefined;
   conditions = setCondition(conditions, { type: ConditionType.Ready, ...facts.ready, observedGeneration: facts.ready.observedGeneration ?? generation }, now);
   conditions = setCondition(conditions, { type: ConditionType.Synced, ...facts.synced, observedGeneration: facts.synced.observedGeneration ?? generation }, now);
+  conditions = kstatusConditions(conditions, facts, generation, now);
 
   const out: StorageBucketStatus = { phase: facts.phase, conditions };
   const observed = 'observedGeneration' in facts ? facts.observedGeneration : generation;
@@ -57,6 +59,35 @@ export function nextStatus(bucket: StorageBucket, facts: StatusFacts, now: Date)
   if (size !== undefined) out.sizeGB = size;
   const providerEndpoint = (external ? facts.providerEndpoint : undefined) ?? prev.providerEndpoint;
   if (providerEndpoint) out.providerEndpoint = providerEndpoint;
+  const region = external?.region ?? prev.region;
+  if (region) out.region = region;
+  const encrypted = external?.encrypted ?? prev.encrypted;
+  if (encrypted !== undefined) out.encrypted = encrypted;
+  // Every reconcile that gets as far as computing status has handled the request, whether
+  // it succeeded or not (as Flux's lastHandledReconcileAt): the conditions tell the outcome.
+  const requested = bucket.metadata.annotations?.[RECONCILE_REQUESTED_ANNOTATION] ?? prev.lastHandledReconcileAt;
+  if (requested) out.lastHandledReconcileAt = requested;
+  return out;
+}
+
+/**
+ * The kstatus "abnormal-true" conditions, derived from Ready and Synced so they can never
+ * disagree: Stalled while a terminal reason blocks progress, Reconciling while the operator
+ * works towards a Ready it has not reached (not while paused). Absent when they do not apply,
+ * which kstatus reads as False.
+ */
+function kstatusConditions(conditions: Condition[], facts: StatusFacts, generation: number | undefined, now: Date): Condition[] {
+  const terminal = [facts.ready, facts.synced].find((c) => c.status === 'False' && TERMINAL_REASONS.has(c.reason));
+  const paused = facts.synced.reason === Reason.ReconcilePaused;
+  const reconciling = !terminal && !paused && facts.ready.status !== 'True';
+  let out = conditions.filter((c) => c.type !== ConditionType.Stalled && c.type !== ConditionType.Reconciling);
+  const keep = (type: string) => conditions.filter((c) => c.type === type);
+  if (terminal) {
+    out = setCondition([...out, ...keep(ConditionType.Stalled)], { type: ConditionType.Stalled, status: 'True', reason: terminal.reason, message: terminal.message, observedGeneration: generation }, now);
+  }
+  if (reconciling) {
+    out = setCondition([...out, ...keep(ConditionType.Reconciling)], { type: ConditionType.Reconciling, status: 'True', reason: facts.ready.reason, message: facts.ready.message, observedGeneration: generation }, now);
+  }
   return out;
 }
 
@@ -64,7 +95,7 @@ export function nextStatus(bucket: StorageBucket, facts: StatusFacts, now: Date)
 export function statusEqual(a: StorageBucketStatus | undefined, b: StorageBucketStatus | undefined): boolean {
   const x = a ?? {};
   const y = b ?? {};
-  const scalar = ['id', 'phase', 'observedGeneration', 'idempotencyKey', 'endpoint', 'sizeGB', 'providerEndpoint'] as const;
+  const scalar = ['id', 'phase', 'observedGeneration', 'idempotencyKey', 'endpoint', 'sizeGB', 'providerEndpoint', 'region', 'encrypted', 'lastHandledReconcileAt'] as const;
   return (
     scalar.every((k) => x[k] === y[k]) &&
     conditionsEqual(x.conditions as Condition[] | undefined, y.conditions as Condition[] | undefined)

@@ -11,6 +11,17 @@ import { ConditionList, StringEnum, type ApiDefinition } from './schema-helpers'
 /** What happens to the provider bucket when the StorageBucket is deleted. */
 export const DeletionPolicies = ['Delete', 'Orphan'] as const;
 
+/**
+ * How far the operator manages the provider bucket. Full: create, resize, correct drift and
+ * delete. Observe: import an existing bucket read-only (named by the adopt-id annotation):
+ * status mirrors it and it is Ready when it exists, but it is never created, changed or
+ * deleted. Switching Observe to Full is an explicit edit, and the bucket is then adopted.
+ */
+export const ManagementPolicies = ['Full', 'Observe'] as const;
+
+/** Management policy of a StorageBucket. */
+export type ManagementPolicy = (typeof ManagementPolicies)[number];
+
 /** Display phases; conditions are the contract, phase is for humans. */
 export const BucketPhases = ['Pending', 'Provisioning', 'Active', 'Resizing', 'Deleting', 'Failed'] as const;
 
@@ -63,6 +74,13 @@ export const StorageBucketSpec = Type.Object(
         default: 'Delete',
       }),
     ),
+    managementPolicy: Type.Optional(
+      StringEnum(ManagementPolicies, {
+        description:
+          'Full (default): the operator creates, resizes, drift-corrects and deletes the provider bucket. Observe: it only reads the existing bucket named by the storage.avalonhosting.example/adopt-id annotation and mirrors it into status (region, sizeGB and encrypted in the spec are not enforced, and deleting the StorageBucket leaves the bucket in place). Changing Observe to Full adopts the bucket.',
+        default: 'Full',
+      }),
+    ),
   },
   { description: 'Desired state of the bucket.' },
 );
@@ -101,7 +119,20 @@ export const StorageBucketStatus = Type.Object(
     sizeGB: Type.Optional(
       Type.Integer({ description: 'Capacity the provider reports, in GB.', minimum: 0 }),
     ),
-    conditions: Type.Optional(ConditionList('Ready and Synced conditions, keyed by type.')),
+    encrypted: Type.Optional(Type.Boolean({ description: 'Whether the provider reports the bucket encrypted at rest.' })),
+    region: Type.Optional(Type.String({ description: 'Region the provider reports.', maxLength: 63 })),
+    lastHandledReconcileAt: Type.Optional(
+      Type.String({
+        description:
+          'The value of the storage.avalonhosting.example/reconcile-requested-at annotation the operator last handled: set the annotation to any new value (e.g. a timestamp) to ask for a reconcile now, and wait until this field shows it.',
+        maxLength: 253,
+      }),
+    ),
+    conditions: Type.Optional(
+      ConditionList(
+        'Ready and Synced conditions, keyed by type, plus the kstatus conditions Reconciling (True while the operator works towards the spec) and Stalled (True when it cannot make progress until the spec, the config or its Secret changes); both are absent otherwise.',
+      ),
+    ),
   },
   { description: 'Observed state of the bucket.' },
 );
@@ -148,6 +179,7 @@ export const StorageBucketDefinition: ApiDefinition = {
         { name: 'Phase', type: 'string', jsonPath: '.status.phase', description: 'Lifecycle phase.' },
         { name: 'ID', type: 'string', jsonPath: '.status.id', description: 'Identifier at the provider.' },
         { name: 'Region', type: 'string', jsonPath: '.spec.region', description: 'Provider region.' },
+        { name: 'Policy', type: 'string', jsonPath: '.spec.managementPolicy', description: 'Full or Observe.', priority: 1 },
         { name: 'Size', type: 'integer', jsonPath: '.spec.sizeGB', description: 'Requested capacity in GB.' },
         { name: 'Age', type: 'date', jsonPath: '.metadata.creationTimestamp' },
       ],

@@ -23,6 +23,13 @@ export const ADOPT_ANNOTATION = `${GROUP}/adopt-id`;
  */
 export const IDEMPOTENCY_KEY_ANNOTATION = `${GROUP}/idempotency-key`;
 
+/**
+ * Set to a new value (e.g. the current time) to ask for a reconcile now, as Flux's
+ * `reconcile.fluxcd.io/requestedAt`; the handled value is echoed into
+ * `status.lastHandledReconcileAt`.
+ */
+export const RECONCILE_REQUESTED_ANNOTATION = `${GROUP}/reconcile-requested-at`;
+
 /** Label on owned objects naming the StorageBucket they belong to. */
 export const BUCKET_NAME_LABEL = `${GROUP}/bucket`;
 

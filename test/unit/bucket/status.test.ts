@@ -52,3 +52,60 @@ describe('nextStatus', () => {
     expect(s).to.deep.include({ id: 'bucket-000001', endpoint: 'bucket-000001.us-east-1.storage.example', sizeGB: 10 });
   });
 });
+
+describe('nextStatus: kstatus conditions and the reconcile request', () => {
+  const types = (s: ReturnType<typeof nextStatus>) => Object.fromEntries((s.conditions ?? []).map((c) => [c.type, `${c.status}/${c.reason}`]));
+  const cases: Record<string, { args: { ready: { status: 'True' | 'False'; reason: Reason }; synced: { status: 'True' | 'False'; reason: Reason } }; want: Record<string, string> }> = {
+    'Ready: neither Reconciling nor Stalled': {
+      args: { ready: { status: 'True', reason: Reason.Available }, synced: { status: 'True', reason: Reason.ReconcileSuccess } },
+      want: { Ready: 'True/Available', Synced: 'True/ReconcileSuccess' },
+    },
+    'provisioning: Reconciling with the Ready reason': {
+      args: { ready: { status: 'False', reason: Reason.Provisioning }, synced: { status: 'True', reason: Reason.ReconcileSuccess } },
+      want: { Ready: 'False/Provisioning', Synced: 'True/ReconcileSuccess', Reconciling: 'True/Provisioning' },
+    },
+    'invalid spec: Stalled, not Reconciling': {
+      args: { ready: { status: 'False', reason: Reason.InvalidSpec }, synced: { status: 'False', reason: Reason.InvalidSpec } },
+      want: { Ready: 'False/InvalidSpec', Synced: 'False/InvalidSpec', Stalled: 'True/InvalidSpec' },
+    },
+    'credentials rejected: Stalled': {
+      args: { ready: { status: 'False', reason: Reason.CredentialsRejected }, synced: { status: 'False', reason: Reason.CredentialsRejected } },
+      want: { Ready: 'False/CredentialsRejected', Synced: 'False/CredentialsRejected', Stalled: 'True/CredentialsRejected' },
+    },
+    'paused before ever Ready: neither': {
+      args: { ready: { status: 'False', reason: Reason.ReconcilePaused }, synced: { status: 'False', reason: Reason.ReconcilePaused } },
+      want: { Ready: 'False/ReconcilePaused', Synced: 'False/ReconcilePaused' },
+    },
+    'Ready but the provider is down: Ready kept, not Reconciling': {
+      args: { ready: { status: 'True', reason: Reason.Available }, synced: { status: 'False', reason: Reason.ProviderUnavailable } },
+      want: { Ready: 'True/Available', Synced: 'False/ProviderUnavailable' },
+    },
+  };
+  for (const [name, { args, want }] of Object.entries(cases)) {
+    it(name, () => {
+      const s = nextStatus(bucket().build(), { phase: 'Pending', ...args }, t0);
+      expect(types(s)).to.deep.equal(want);
+    });
+  }
+
+  it('drops Stalled once the cause is gone, and keeps its transition time while it stays', () => {
+    const stalled = nextStatus(bucket().build(), { phase: 'Failed', ready: { status: 'False', reason: Reason.InvalidSpec }, synced: { status: 'False', reason: Reason.InvalidSpec } }, t0);
+    const still = nextStatus(bucket().withStatus(stalled).build(), { phase: 'Failed', ready: { status: 'False', reason: Reason.InvalidSpec }, synced: { status: 'False', reason: Reason.InvalidSpec } }, t1);
+    expect(statusEqual(stalled, still)).to.equal(true);
+    const fixed = nextStatus(bucket().withStatus(stalled).build(), readyFacts, t1);
+    expect(fixed.conditions?.map((c) => c.type).sort()).to.deep.equal(['Ready', 'Synced']);
+  });
+
+  it('echoes the reconcile-requested-at annotation, and a new request is a change to write', () => {
+    const first = nextStatus(bucket().withAnnotation('storage.avalonhosting.example/reconcile-requested-at', '2026-12-01T10:00:00Z').build(), readyFacts, t0);
+    expect(first.lastHandledReconcileAt).to.equal('2026-12-01T10:00:00Z');
+    const again = nextStatus(bucket().withStatus(first).withAnnotation('storage.avalonhosting.example/reconcile-requested-at', '2026-12-01T10:05:00Z').build(), readyFacts, t1);
+    expect(again.lastHandledReconcileAt).to.equal('2026-12-01T10:05:00Z');
+    expect(statusEqual(first, again)).to.equal(false);
+  });
+
+  it('mirrors region and encryption the provider reports', () => {
+    const s = nextStatus(bucket().build(), { ...readyFacts, observation: { exists: true, bucket: providerBucket({ region: 'eu-west-1', encrypted: true }) } }, t0);
+    expect(s).to.deep.include({ region: 'eu-west-1', encrypted: true });
+  });
+});

@@ -38,7 +38,7 @@ describe('OperatorCrds', () => {
   it('has the status subresource and the printer columns', () => {
     expect(version['subresources']).to.deep.equal({ status: {} });
     expect(version['additionalPrinterColumns'].map((c: Obj) => c['name'])).to.deep.equal([
-      'Ready', 'Phase', 'ID', 'Region', 'Size', 'Age',
+      'Ready', 'Phase', 'ID', 'Region', 'Policy', 'Size', 'Age',
     ]);
   });
 
