@@ -6,6 +6,7 @@
 import http from 'node:http';
 import https from 'node:https';
 import { Histogram, type Registry } from 'prom-client';
+import { readProviderErrorBody } from './error-body';
 import { ProviderError } from './errors';
 import { TokenBucket } from './rate-limiter';
 import type { CreateBucketRequest, ProviderBucket, UpdateBucketRequest } from './types';
@@ -169,15 +170,7 @@ export class ProviderClients {
 }
 
 function toProviderError(op: ProviderOperation, status: number, text: string, retryAfter: string | undefined): ProviderError {
-  let code = `HTTP${status}`;
-  let detail = '';
-  try {
-    const parsed = JSON.parse(text) as { code?: unknown; message?: unknown };
-    if (typeof parsed.code === 'string') code = parsed.code;
-    if (typeof parsed.message === 'string') detail = parsed.message.split('\n')[0]?.slice(0, 200) ?? '';
-  } catch {
-    // A non-JSON error body (a proxy's HTML page) is reported by status alone.
-  }
+  const { code, detail } = readProviderErrorBody(status, text);
   const seconds = retryAfter === undefined ? NaN : Number(retryAfter);
   return new ProviderError(`provider ${op} failed: ${status} ${code}${detail ? `: ${detail}` : ''}`, {
     status,
