@@ -1,7 +1,8 @@
 /**
  * The benchmark world: a real control plane with dist/ applied, the provider as a process, and
- * the operator as a process (so its CPU and memory are its own), plus the readings a scenario
- * takes: operator API requests by verb, provider calls, reconciles.
+ * the operator as a process (so its CPU and memory are its own; the image's compiled build,
+ * started with the Deployment's flags and env, see test/support/operator-process.ts), plus the
+ * readings a scenario takes: operator API requests by verb, provider calls, reconciles.
  */
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -66,13 +67,13 @@ export class Bench {
 
   /** Starts the operator process (info logs, to keep logging cost realistic); default provider limits unless given. */
   async startOperator(maxConcurrent: number, providerQps?: number): Promise<OperatorProcess> {
-    const qps = providerQps ? [`--provider-qps=${providerQps}`, `--provider-burst=${providerQps * 2}`] : [];
+    const qps: Record<string, string> = providerQps ? { 'provider-qps': String(providerQps), 'provider-burst': String(providerQps * 2) } : {};
     this.operator = await startOperatorProcess({
       kubeconfig: this.saKubeconfig,
       logFile: join(this.work, 'operator.log'),
       pollInterval: '3s',
       driftInterval: '60s',
-      extraArgs: [`--max-concurrent-reconciles=${maxConcurrent}`, '--log-level=info', ...qps],
+      flags: { 'max-concurrent-reconciles': String(maxConcurrent), 'log-level': 'info', ...qps },
     });
     return this.operator;
   }

@@ -50,6 +50,21 @@ function bool(flag: string, value: string | boolean | undefined): boolean {
   throw new Error(`--${flag}: expected true or false, got "${String(value)}"`);
 }
 
+/**
+ * `--log-format`. pretty needs pino-pretty, a development dependency the image does not ship;
+ * checked here because pino's own error for a missing transport names no flag.
+ */
+function logFormat(value: string | undefined): 'json' | 'pretty' {
+  if (value === undefined || value === 'json') return 'json';
+  if (value !== 'pretty') throw new Error(`--log-format: expected json or pretty, got "${value}"`);
+  try {
+    require.resolve('pino-pretty');
+  } catch {
+    throw new Error('--log-format pretty: pino-pretty is not installed (it is a development dependency, not part of the image); use --log-format json');
+  }
+  return 'pretty';
+}
+
 function main(): void {
   const { values } = parseArgs({
     options: {
@@ -79,7 +94,7 @@ function main(): void {
   }
   const level = values['log-level'] ?? 'info';
   if (!LEVELS.includes(level as (typeof LEVELS)[number])) throw new Error(`--log-level: expected one of ${LEVELS.join('|')}, got "${level}"`);
-  const logger = createLogger({ level: level as (typeof LEVELS)[number], pretty: values['log-format'] === 'pretty' });
+  const logger = createLogger({ level: level as (typeof LEVELS)[number], pretty: logFormat(values['log-format']) === 'pretty' });
   const kubeConfig = new KubeConfig();
   if (values.kubeconfig) kubeConfig.loadFromFile(values.kubeconfig);
   else kubeConfig.loadFromDefault();

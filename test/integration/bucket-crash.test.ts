@@ -39,7 +39,15 @@ describe('crash safety (operator killed mid-flight, provider drops committed cre
   const random = mulberry32(20261129);
 
   const start = async () => {
-    operator = await startOperatorProcess({ kubeconfig, logFile: join(tmp, 'operator.log'), pollInterval: '300ms' });
+    // One Pod name throughout: a SIGKILL and restart is a container restart in the same Pod,
+    // which takes its own Lease back at once instead of waiting for it to expire.
+    operator = await startOperatorProcess({
+      kubeconfig,
+      logFile: join(tmp, 'operator.log'),
+      pollInterval: '300ms',
+      podName: 'bucketoperator-crash-test',
+      flags: { 'leader-election-id': 'crash-test' },
+    });
   };
   const crashAfterRandomDelay = async () => {
     await new Promise((r) => setTimeout(r, 200 + Math.floor(random() * 1200)));

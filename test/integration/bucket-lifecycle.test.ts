@@ -40,7 +40,8 @@ describe('StorageBucket lifecycle (operator under its ServiceAccount, real provi
       kubeconfig,
       logFile: join(tmp, 'operator.log'),
       driftInterval: '2s',
-      extraArgs: ['--leader-elect', '--leader-election-namespace=bucketoperator-system', '--leader-election-id=lifecycle-test'],
+      // Leader election is on, as in the Deployment; a Lease of its own keeps other tests out.
+      flags: { 'leader-election-id': 'lifecycle-test' },
     });
   });
 

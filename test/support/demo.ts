@@ -1,8 +1,9 @@
 /**
- * `npm start`, the local demo: a real control plane, the mock provider and the operator (from
- * source, under its own ServiceAccount so RBAC is real), dist/ applied, and a sample
- * BucketProviderConfig, Secret and StorageBucket. Prints how to watch the bucket; Ctrl-C tears
- * everything down. `--once` exits after the sample bucket is Ready (used by the tests).
+ * `npm start`, the local demo: a real control plane, the mock provider and the operator (the
+ * image's build, started with the Deployment's flags and env, under its own ServiceAccount so
+ * RBAC is real), dist/ applied, and a sample BucketProviderConfig, Secret and StorageBucket.
+ * Prints how to watch the bucket; Ctrl-C tears everything down. `--once` exits after the
+ * sample bucket is Ready (used by the tests).
  */
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -43,7 +44,6 @@ async function main(): Promise<void> {
       kubeconfig: saKubeconfig,
       logFile: operatorLog,
       pollInterval: '1s',
-      extraArgs: ['--leader-elect', '--leader-election-namespace=bucketoperator-system'],
     });
     await apply(cp, { apiVersion: 'v1', kind: 'Namespace', metadata: { name: NAMESPACE } });
     for (const m of providerManifests(NAMESPACE, provider.url, provider.apiKey, 'default')) await apply(cp, m);

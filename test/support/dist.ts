@@ -1,7 +1,13 @@
-/** Applies dist/ to a control plane the way a user would: CRDs first, established, then the rest. */
+/**
+ * dist/ as a user gets it: applied to a control plane the way a user would (CRDs first,
+ * established, then the rest), and the operator's Deployment read from it.
+ */
+import { readdirSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
+import { parseAllDocuments } from 'yaml';
 import { REPO_ROOT } from '../../infra/generate';
 import type { ControlPlane } from './control-plane';
+import type { DeploymentLike } from './deployment-invocation';
 
 const APPLIED = Symbol.for('bucketoperator.test.distApplied');
 type Holder = { [APPLIED]?: WeakMap<ControlPlane, Promise<void>> };
@@ -27,4 +33,18 @@ async function apply(cp: ControlPlane): Promise<void> {
   await run(['apply', '-f', join(dist, '00-crds.yaml')]);
   await run(['wait', '--for=condition=Established', '--timeout=60s', 'crd/storagebuckets.storage.avalonhosting.example', 'crd/bucketproviderconfigs.storage.avalonhosting.example']);
   await run(['apply', '-f', dist]);
+}
+
+/** The operator's Deployment as dist/ ships it: the one Deployment in dist/*.yaml. */
+export function distDeployment(): DeploymentLike {
+  const dist = join(REPO_ROOT, 'dist');
+  const found: DeploymentLike[] = [];
+  for (const file of readdirSync(dist).filter((f) => f.endsWith('.yaml')).sort()) {
+    for (const doc of parseAllDocuments(readFileSync(join(dist, file), 'utf8'))) {
+      const obj = doc.toJS() as { kind?: string } | null;
+      if (obj?.kind === 'Deployment') found.push(obj as unknown as DeploymentLike);
+    }
+  }
+  if (found.length !== 1) throw new Error(`dist/ holds ${found.length} Deployments, expected exactly one (the operator's)`);
+  return found[0] as DeploymentLike;
 }

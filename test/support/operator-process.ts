@@ -1,25 +1,43 @@
 /**
- * The operator as a real child process (`operator/main.ts`), so tests can kill it at any
- * moment (SIGKILL: a crash) and read exactly what it logged.
+ * The operator as a real child process, started the way its Deployment starts it: the compiled
+ * build of the image (scripts/build-image.sh), the image's ENTRYPOINT, and the container args
+ * and env of the Deployment in dist/, changed only where a local run must (see
+ * deployment-invocation.ts). Tests can kill it at any moment (SIGKILL: a crash) and read exactly
+ * what it logged.
+ *
+ * BUCKETOPERATOR_FROM_SOURCE=1 runs operator/main.ts through tsx instead, with the same flags and
+ * env, for a quick inner loop after an edit; `npm test` never sets it.
  */
 import { spawn, type ChildProcess } from 'node:child_process';
 import { appendFileSync, readFileSync } from 'node:fs';
-import { resolve, join } from 'node:path';
+import { join } from 'node:path';
+import { randomBytes } from 'node:crypto';
 import { freePort } from './ports';
 import { waitFor } from './control-plane';
-
-const REPO = resolve(__dirname, '..', '..');
+import { distDeployment } from './dist';
+import { localInvocation, type Invocation } from './deployment-invocation';
+import { buildImage, operatorImageConfig, REPO } from './image';
 
 /** Options of {@link startOperatorProcess}. */
 export interface OperatorProcessOptions {
   readonly kubeconfig: string;
   /** Where stdout and stderr are appended (kept across restarts for log greps). */
   readonly logFile: string;
-  readonly extraArgs?: readonly string[];
+  /**
+   * Flag values by name (no dashes): flags the Deployment passes, or local-only ones (see
+   * LOCAL_ONLY_FLAGS). Any other name is refused.
+   */
+  readonly flags?: Readonly<Record<string, string>>;
   /** @default '500ms' */
   readonly pollInterval?: string;
   /** @default '60s' */
   readonly driftInterval?: string;
+  /**
+   * The Pod name (POD_NAME, the Lease identity). Pass the same name across restarts to model a
+   * container restart inside one Pod; a new name is a new Pod.
+   * @default a fresh name per call
+   */
+  readonly podName?: string;
 }
 
 /** A running operator process. */
@@ -33,21 +51,49 @@ export interface OperatorProcess {
   logs(): string;
 }
 
+/** True when the operator should run from source through tsx (the inner loop only). */
+export function fromSource(): boolean {
+  return process.env['BUCKETOPERATOR_FROM_SOURCE'] === '1';
+}
+
+/**
+ * The command line and environment of the operator for these options: the image build, or the
+ * sources when {@link fromSource}. Also what the image tests use to run the build by hand.
+ */
+export async function operatorInvocation(flags: Readonly<Record<string, string>>, podName: string): Promise<{ file: string; argv: string[]; env: Record<string, string>; cwd: string }> {
+  const source = fromSource();
+  const imageDir = source ? REPO : await buildImage();
+  const inv: Invocation = localInvocation(distDeployment(), operatorImageConfig(), {
+    imageDir,
+    nodeBinary: process.execPath,
+    flags,
+    fieldRefs: { 'metadata.name': podName },
+  });
+  const script = source ? [join(REPO, inv.imageScript.replace(/\.js$/, '.ts'))] : [inv.script];
+  return {
+    file: inv.file,
+    argv: [...inv.nodeArgs, ...(source ? ['--import', 'tsx'] : []), ...script, ...inv.args],
+    env: { ...inv.env },
+    // The image's WORKDIR; the sources' root for tsx, which reads tsconfig.json from there.
+    cwd: imageDir,
+  };
+}
+
 /** Starts the operator and waits until it answers /readyz. */
 export async function startOperatorProcess(opts: OperatorProcessOptions): Promise<OperatorProcess> {
   const metricsPort = await freePort();
   const healthPort = await freePort();
-  const args = [
-    '--import', 'tsx', join(REPO, 'operator', 'main.ts'),
-    `--kubeconfig=${opts.kubeconfig}`,
-    `--metrics-bind-address=127.0.0.1:${metricsPort}`,
-    `--health-probe-bind-address=127.0.0.1:${healthPort}`,
-    `--poll-interval=${opts.pollInterval ?? '500ms'}`,
-    `--drift-interval=${opts.driftInterval ?? '60s'}`,
-    '--log-level=debug',
-    ...(opts.extraArgs ?? []),
-  ];
-  const child: ChildProcess = spawn(process.execPath, args, { cwd: REPO, stdio: ['ignore', 'pipe', 'pipe'] });
+  const { file, argv, env, cwd } = await operatorInvocation({
+    kubeconfig: opts.kubeconfig,
+    'metrics-bind-address': `127.0.0.1:${metricsPort}`,
+    'health-probe-bind-address': `127.0.0.1:${healthPort}`,
+    'poll-interval': opts.pollInterval ?? '500ms',
+    'drift-interval': opts.driftInterval ?? '60s',
+    'log-level': 'debug',
+    ...opts.flags,
+  }, opts.podName ?? `bucketoperator-local-${randomBytes(4).toString('hex')}`);
+  // Only the container's environment, as in a Pod: nothing of the test runner's leaks in.
+  const child: ChildProcess = spawn(file, argv, { cwd, env, stdio: ['ignore', 'pipe', 'pipe'] });
   const sink = (chunk: Buffer) => appendFileSync(opts.logFile, chunk);
   child.stdout?.on('data', sink);
   child.stderr?.on('data', sink);
