@@ -8,7 +8,9 @@ import { execFile } from 'node:child_process';
 import { readdirSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
+import { LOCAL_ONLY_FLAGS } from '../support/deployment-invocation';
 import { buildImage, imageList, readImageEnv, REPO } from '../support/image';
+import { operatorInvocation } from '../support/operator-process';
 
 const run = promisify(execFile);
 
@@ -44,6 +46,14 @@ describe('the image build (scripts/build-image.sh)', function () {
     for (const absent of ['cdk8s', 'cdk8s-plus-28', 'constructs', 'pino-pretty', 'typescript', 'tsx']) {
       expect(installed, absent).not.to.include(`node_modules/${absent}`);
     }
+  });
+
+  it('accepts every flag the Deployment passes and every local-only flag', async () => {
+    // The operator parses all flags strictly before it looks at --help, so exit 0 means none is unknown.
+    const flags = Object.fromEntries(Object.keys(LOCAL_ONLY_FLAGS).map((f) => [f, '1']));
+    const inv = await operatorInvocation(flags, 'image-test');
+    const { stdout } = await run(inv.file, [...inv.argv, '--help'], { cwd: inv.cwd, env: inv.env });
+    expect(stdout).to.match(/^Usage: bucketoperator/);
   });
 
   it('refuses --log-format pretty with one clear line and exit code 2 (pino-pretty is a dev dependency)', async () => {
