@@ -6,7 +6,7 @@
  * what it logged.
  *
  * BUCKETOPERATOR_FROM_SOURCE=1 runs operator/main.ts through tsx instead, with the same flags and
- * env, for a quick inner loop after an edit; `npm test` never sets it.
+ * env, for a quick inner loop after an edit; `npm test` clears it (package.json).
  */
 import { spawn, type ChildProcess } from 'node:child_process';
 import { appendFileSync, readFileSync } from 'node:fs';
@@ -62,6 +62,7 @@ export function fromSource(): boolean {
  */
 export async function operatorInvocation(flags: Readonly<Record<string, string>>, podName: string): Promise<{ file: string; argv: string[]; env: Record<string, string>; cwd: string }> {
   const source = fromSource();
+  if (source) noteFromSource();
   const imageDir = source ? REPO : await buildImage();
   const inv: Invocation = localInvocation(distDeployment(), operatorImageConfig(), {
     imageDir,
@@ -77,6 +78,14 @@ export async function operatorInvocation(flags: Readonly<Record<string, string>>
     // The image's WORKDIR; the sources' root for tsx, which reads tsconfig.json from there.
     cwd: imageDir,
   };
+}
+
+let noted = false;
+/** Says once per process that this run does not test the image build. */
+function noteFromSource(): void {
+  if (noted) return;
+  noted = true;
+  console.error('BUCKETOPERATOR_FROM_SOURCE=1: the operator runs operator/main.ts through tsx, not the image build');
 }
 
 /** Starts the operator and waits until it answers /readyz. */
