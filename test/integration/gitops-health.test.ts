@@ -9,7 +9,7 @@ import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { stringify } from 'yaml';
-import type { ControlPlane } from '../support/control-plane';
+import { waitFor, type ControlPlane } from '../support/control-plane';
 import { applyDist } from '../support/dist';
 import {
   CUSTOMIZATIONS_DIR, evaluateFluxHealth, runHealthLua, type FluxStatus, type KubeObjectData,
@@ -162,6 +162,23 @@ describe('GitOps health checks on live objects (lua5.1 and cel-go)', function ()
     const lua = join(CUSTOMIZATIONS_DIR, GROUP, 'StorageBucket', 'health.lua');
     expect(runHealthLua(lua, fresh).status).to.equal('Progressing');
     expect(evaluateFluxHealth([fresh])).to.deep.equal(['Unknown']);
+  });
+
+  it('serves the lifecycle metrics for these buckets', async () => {
+    await kubectlOk(cp, ['delete', 'sbucket/invalid', '-n', ns, '--wait=true', '--timeout=60s']);
+    const sample = (text: string, series: string) => {
+      const line = text.split('\n').find((l) => l.startsWith(`${series} `));
+      return line === undefined ? undefined : Number(line.slice(series.length + 1));
+    };
+    const metrics = await waitFor(async () => {
+      const text = await (await fetch(operator.metricsUrl)).text();
+      return sample(text, 'bucketoperator_bucket_deletion_seconds_count') === 1 ? text : undefined;
+    }, { description: 'the deletion to be observed', timeoutMs: 30_000, intervalMs: 250 });
+    expect(sample(metrics, `bucketoperator_buckets_exist{namespace="${ns}"}`)).to.equal(8);
+    // ready and paused-ready; moved lost Ready to ProviderChanged.
+    expect(sample(metrics, `bucketoperator_buckets_ready{namespace="${ns}"}`)).to.equal(2);
+    // ready, paused-ready and moved became Ready while the operator ran; each counts once.
+    expect(sample(metrics, 'bucketoperator_bucket_first_time_to_ready_seconds_count')).to.equal(3);
   });
 
   if (CAPTURE) {
