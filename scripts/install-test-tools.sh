@@ -35,13 +35,14 @@ unpack_debs() {
   work="$(mktemp -d)"
   # apt drops privileges to _apt for downloads; let it write here.
   chmod 0777 "$work"
-  if ! apt-cache show "$@" >/dev/null 2>&1; then
-    [[ "$(id -u)" == 0 ]] || die "apt knows none of: $*; run 'apt-get update' as root, then this script again"
-    log "apt-get update (package lists are missing)"
+  if ! (cd "$work" && apt-get download -q "$@" >"$work/download.log" 2>&1); then
+    # A fresh machine has no package lists yet.
+    [[ "$(id -u)" == 0 ]] || { cat "$work/download.log" >&2; die "apt-get download $* failed; run 'apt-get update' as root, then this script again"; }
+    log "apt-get update (apt-get download $* failed without it)"
     apt-get update -qq >/dev/null
+    (cd "$work" && apt-get download -q "$@" >"$work/download.log" 2>&1) ||
+      { cat "$work/download.log" >&2; die "apt-get download $* failed"; }
   fi
-  (cd "$work" && apt-get download -q "$@" >"$work/download.log" 2>&1) ||
-    { cat "$work/download.log" >&2; die "apt-get download $* failed"; }
   rm -rf "$dest.tmp"
   mkdir -p "$dest.tmp"
   local deb
