@@ -2,8 +2,9 @@ import { expect } from 'chai';
 import { existsSync, readdirSync, readFileSync } from 'node:fs';
 import { join, relative } from 'node:path';
 import { parse } from 'yaml';
-import { REASON_CLASS } from '../../../operator/bucket/reason-classes';
-import type { Reason } from '../../../operator/bucket/reasons';
+import { BUCKET_TERMINAL_REASONS, CONFIG_TERMINAL_REASONS } from '../../../operator/bucket/reason-classes';
+import { Reason } from '../../../operator/bucket/reasons';
+import { IN_USE_REASON } from '../../../operator/bucket/config-reconciler';
 import {
   CUSTOMIZATIONS_DIR, REPO_ROOT, customizations, healthTests, readObject, runHealthLua, type Customization,
 } from '../../support/gitops';
@@ -52,9 +53,10 @@ describe('Argo CD health checks (health.lua on Debian lua5.1)', () => {
       });
 
       // Adding a Reason forces a class in reason-classes.ts; this forces health.lua to agree.
-      for (const [reason, cls] of Object.entries(REASON_CLASS) as [Reason, string][]) {
-        const want = cls === 'terminal' ? 'Degraded' : 'Progressing';
-        it(`Ready=False with ${reason} (${cls}) is ${want}`, () => {
+      const terminal: readonly string[] = c.kind === 'StorageBucket' ? BUCKET_TERMINAL_REASONS : CONFIG_TERMINAL_REASONS;
+      for (const reason of [...Object.values(Reason), IN_USE_REASON]) {
+        const want = terminal.includes(reason) ? 'Degraded' : 'Progressing';
+        it(`Ready=False with ${reason} is ${want}`, () => {
           expect(runHealthLua(lua, withReadyReason(c.kind, reason))).to.deep.equal({ status: want, message: `${reason}: something` });
         });
       }

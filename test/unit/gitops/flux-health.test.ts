@@ -2,7 +2,9 @@ import { expect } from 'chai';
 import { readdirSync, readFileSync } from 'node:fs';
 import { join, relative } from 'node:path';
 import { parse } from 'yaml';
-import { REASON_CLASS, TERMINAL_REASONS } from '../../../operator/bucket/reason-classes';
+import { IN_USE_REASON } from '../../../operator/bucket/config-reconciler';
+import { BUCKET_TERMINAL_REASONS, CONFIG_TERMINAL_REASONS } from '../../../operator/bucket/reason-classes';
+import { Reason } from '../../../operator/bucket/reasons';
 import {
   CUSTOMIZATIONS_DIR, REPO_ROOT, customizations, evaluateFluxHealth as evaluate, fluxExprs, readObject, type FluxStatus,
 } from '../../support/gitops';
@@ -59,17 +61,17 @@ describe('Flux healthCheckExprs (cel-go, as kustomize-controller evaluates them)
 
   // A new terminal reason must reach the `failed` lists: reason-classes.ts decides.
   it('report Failed exactly for the terminal reasons', () => {
-    const kinds = ['StorageBucket', 'BucketProviderConfig'];
-    const reasons = Object.keys(REASON_CLASS);
+    const terminal: Record<string, readonly string[]> = { StorageBucket: BUCKET_TERMINAL_REASONS, BucketProviderConfig: CONFIG_TERMINAL_REASONS };
+    const reasons: string[] = [...Object.values(Reason), IN_USE_REASON];
+    const kinds = Object.keys(terminal);
     const objects = kinds.flatMap((kind) => reasons.map((reason) => ({
       apiVersion: 'storage.avalonhosting.example/v1',
       kind,
       metadata: { name: 'x', namespace: 'team-a', generation: 3 },
       status: { observedGeneration: 3, conditions: [{ type: 'Ready', status: 'False', reason, message: 'm', observedGeneration: 3 }] },
     })));
-    const got = evaluate(objects);
-    const want = kinds.flatMap(() => reasons.map((r) => ((TERMINAL_REASONS as readonly string[]).includes(r) ? 'Failed' : 'InProgress')));
-    expect(got).to.deep.equal(want);
+    const want = kinds.flatMap((kind) => reasons.map((r) => (terminal[kind].includes(r) ? 'Failed' : 'InProgress')));
+    expect(evaluate(objects)).to.deep.equal(want);
   });
 
   it('README.md gives exactly these expressions', () => {

@@ -3,14 +3,10 @@
 -- with only the base, table and os libraries open.
 local hs = {}
 
--- Reasons after which nothing changes until a person edits something. Kept equal to
--- TERMINAL_REASONS in operator/bucket/reason-classes.ts by a unit test.
+-- Reasons after which nothing changes until a person edits the config. Kept equal to
+-- CONFIG_TERMINAL_REASONS in operator/bucket/reason-classes.ts by a unit test.
 local terminal = {
-  AdoptTargetNotFound = true,
-  CredentialsRejected = true,
   InvalidProviderConfig = true,
-  InvalidSpec = true,
-  ProviderChanged = true,
 }
 
 local ready = nil

@@ -3,12 +3,13 @@
 -- with only the base, table and os libraries open.
 local hs = {}
 
--- Reasons after which nothing changes until a person edits something. Kept equal to
--- TERMINAL_REASONS in operator/bucket/reason-classes.ts by a unit test.
+-- Reasons after which nothing changes until a person edits something: the reasons of the
+-- kstatus Stalled condition. Kept equal to BUCKET_TERMINAL_REASONS in
+-- operator/bucket/reason-classes.ts by a unit test. Read from Ready rather than Stalled so
+-- objects written before Stalled existed are judged the same way.
 local terminal = {
   AdoptTargetNotFound = true,
   CredentialsRejected = true,
-  InvalidProviderConfig = true,
   InvalidSpec = true,
   ProviderChanged = true,
 }
