@@ -9,6 +9,7 @@ import { ControllerBuilder, type ControllerOptions } from '../runtime/controller
 import type { Manager } from '../runtime/manager';
 import { generationChangedOrAnnotations, type Predicate } from '../runtime/predicates';
 import { ConfigReconciler } from './config-reconciler';
+import { registerBucketLifecycleMetrics } from './lifecycle-metrics';
 import {
   BUCKETS_BY_CONFIG,
   CONFIGS_BY_SECRET,
@@ -71,6 +72,7 @@ export function setupBucketControllers(mgr: Manager, opts: BucketControllersOpti
   const services = mgr.informers.informerFor<V1Service>(SERVICE, informerOptions).cache;
   buckets.addIndex(BUCKETS_BY_CONFIG, bucketConfigIndex);
   configs.addIndex(CONFIGS_BY_SECRET, configSecretIndex);
+  registerBucketLifecycleMetrics(mgr, mgr.informers.informerFor<StorageBucket>(STORAGE_BUCKET, informerOptions));
 
   // Spec changes, deletion, finalizers and our annotations (pause, adopt) matter; our own
   // status writes do not, since polling is driven by requeueAfter.

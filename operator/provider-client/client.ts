@@ -6,6 +6,7 @@
 import http from 'node:http';
 import https from 'node:https';
 import { Histogram, type Registry } from 'prom-client';
+import { BucketMetric } from '../api/metric-names';
 import { readProviderErrorBody } from './error-body';
 import { ProviderError } from './errors';
 import { TokenBucket } from './rate-limiter';
@@ -47,7 +48,7 @@ export class ProviderClients {
   constructor(private readonly opts: ProviderClientsOptions = {}) {
     this.timeoutMs = opts.timeoutMs ?? 10_000;
     this.duration = new Histogram({
-      name: 'bucketoperator_provider_call_duration_seconds',
+      name: BucketMetric.providerCallDuration,
       help: 'Duration of storage provider API calls by operation and HTTP status code (0: no response).',
       labelNames: ['operation', 'code'],
       buckets: [0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10],

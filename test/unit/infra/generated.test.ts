@@ -4,9 +4,12 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { generate, REPO_ROOT } from '../../../infra/generate';
 
-function readTree(dir: string): Record<string, string> {
+function readTree(dir: string, prefix = ''): Record<string, string> {
   const out: Record<string, string> = {};
-  for (const f of readdirSync(dir).sort()) out[f] = readFileSync(join(dir, f), 'utf8');
+  for (const e of readdirSync(dir, { withFileTypes: true }).sort((a, b) => a.name.localeCompare(b.name))) {
+    if (e.isDirectory()) Object.assign(out, readTree(join(dir, e.name), `${prefix}${e.name}/`));
+    else out[`${prefix}${e.name}`] = readFileSync(join(dir, e.name), 'utf8');
+  }
   return out;
 }
 

@@ -1,0 +1,50 @@
+/**
+ * What each condition reason means to someone watching from outside (Argo CD health, Flux
+ * healthCheckExprs, alerts). A `Record` over every `Reason`, so adding a reason fails to
+ * compile until it is classified here; unit tests hold TERMINAL_REASONS (which drives the
+ * kstatus Stalled condition) and gitops/ to this table.
+ */
+import { Reason } from './reasons';
+
+/**
+ * `ready`: the object is as asked. `progressing`: the operator is working or waiting for
+ * something that may yet appear. `terminal`: nothing changes until a person edits an object
+ * (the bucket, its config or its Secret). `paused`: the user stopped reconciliation.
+ */
+export type ReasonClass = 'ready' | 'progressing' | 'terminal' | 'paused';
+
+/** The class of every reason on a StorageBucket's Ready condition. */
+export const BUCKET_REASON_CLASS: Readonly<Record<Reason, ReasonClass>> = {
+  [Reason.Available]: 'ready',
+  [Reason.ReconcileSuccess]: 'ready',
+  [Reason.Provisioning]: 'progressing',
+  [Reason.Resizing]: 'progressing',
+  [Reason.Updating]: 'progressing',
+  // A GitOps sync often creates the config and Secret together with the bucket.
+  [Reason.ProviderConfigNotFound]: 'progressing',
+  [Reason.ProviderConfigNotReady]: 'progressing',
+  [Reason.SecretNotFound]: 'progressing',
+  // The bucket waits for its config, which reports the problem (and is Degraded) itself.
+  [Reason.InvalidProviderConfig]: 'progressing',
+  [Reason.ProviderUnavailable]: 'progressing',
+  [Reason.Throttled]: 'progressing',
+  // Observe mode checks again every drift interval; the bucket may yet be created elsewhere.
+  [Reason.ObservedBucketNotFound]: 'progressing',
+  [Reason.Unknown]: 'progressing',
+  [Reason.InvalidSpec]: 'terminal',
+  [Reason.CredentialsRejected]: 'terminal',
+  [Reason.AdoptTargetNotFound]: 'terminal',
+  [Reason.ProviderChanged]: 'terminal',
+  [Reason.ReconcilePaused]: 'paused',
+};
+
+/** Reasons after which a StorageBucket waits for a person, sorted. */
+export const BUCKET_TERMINAL_REASONS: readonly Reason[] = (Object.keys(BUCKET_REASON_CLASS) as Reason[])
+  .filter((r) => BUCKET_REASON_CLASS[r] === 'terminal')
+  .sort();
+
+/**
+ * Reasons after which a BucketProviderConfig waits for a person: its endpoint must be fixed.
+ * A missing Secret may still be created, so SecretNotFound is not one.
+ */
+export const CONFIG_TERMINAL_REASONS: readonly Reason[] = [Reason.InvalidProviderConfig];

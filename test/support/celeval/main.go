@@ -1,0 +1,183 @@
+// Command celeval evaluates Flux Kustomization healthCheckExprs against Kubernetes objects
+// the way kustomize-controller does, so the expressions the README gives are tested by the
+// same CEL implementation (cel-go) with the same environment, not by a look-alike.
+//
+// Input (stdin): {"cases": [{"exprs": {"current": "...", "inProgress": "...", "failed": "..."},
+// "object": {...}}]}. Output (stdout): one JSON array, per case {"status": "Current" |
+// "InProgress" | "Failed"} or {"error": "..."}.
+package main
+
+import (
+	"bytes"
+	"encoding/json"
+	"fmt"
+	"io"
+	"os"
+
+	"github.com/google/cel-go/cel"
+	"github.com/google/cel-go/common/types"
+	"github.com/google/cel-go/ext"
+)
+
+type exprs struct {
+	Current    string `json:"current"`
+	InProgress string `json:"inProgress"`
+	Failed     string `json:"failed"`
+}
+
+type testCase struct {
+	Exprs  exprs           `json:"exprs"`
+	Object json.RawMessage `json:"object"`
+}
+
+type result struct {
+	Status string `json:"status,omitempty"`
+	Error  string `json:"error,omitempty"`
+}
+
+// newEnv mirrors the environment of fluxcd/pkg/runtime/cel: expressions are parsed, not
+// compiled, because a custom resource's top-level fields are not declared variables.
+func newEnv() (*cel.Env, error) {
+	return cel.NewEnv(
+		cel.HomogeneousAggregateLiterals(),
+		cel.EagerlyValidateDeclarations(true),
+		cel.DefaultUTCTimeZone(true),
+		cel.CrossTypeNumericComparisons(true),
+		cel.OptionalTypes(),
+		ext.Strings(),
+		ext.Sets(),
+		ext.Encoders(),
+	)
+}
+
+func program(env *cel.Env, expr string) (cel.Program, error) {
+	ast, issues := env.Parse(expr)
+	if issues != nil && issues.Err() != nil {
+		return nil, fmt.Errorf("failed to parse the CEL expression '%s': %s", expr, issues.String())
+	}
+	return env.Program(ast, cel.EvalOptions(cel.OptOptimize), cel.InterruptCheckFrequency(100))
+}
+
+// normalize turns json.Number into int64 when integral, else float64, as the apimachinery
+// unstructured decoder does; Flux reads observedGeneration as an int64 from such a map.
+func normalize(v any) any {
+	switch t := v.(type) {
+	case map[string]any:
+		for k, x := range t {
+			t[k] = normalize(x)
+		}
+		return t
+	case []any:
+		for i, x := range t {
+			t[i] = normalize(x)
+		}
+		return t
+	case json.Number:
+		if i, err := t.Int64(); err == nil {
+			return i
+		}
+		f, _ := t.Float64()
+		return f
+	}
+	return v
+}
+
+func nestedInt64(obj map[string]any, path ...string) (int64, bool, error) {
+	var cur any = obj
+	for _, p := range path {
+		m, ok := cur.(map[string]any)
+		if !ok {
+			return 0, false, nil
+		}
+		if cur, ok = m[p]; !ok {
+			return 0, false, nil
+		}
+	}
+	i, ok := cur.(int64)
+	if !ok {
+		return 0, false, fmt.Errorf("%v accessor error: %v is of the type %T, expected int64", path, cur, cur)
+	}
+	return i, true, nil
+}
+
+// evaluate follows kustomize-controller's StatusEvaluator (RFC 0009): a status that speaks for
+// an older generation is InProgress; then inProgress, failed, current, in that order; none
+// true is InProgress.
+func evaluate(env *cel.Env, c testCase) result {
+	if c.Exprs.Current == "" {
+		return result{Error: "expression Current not specified"}
+	}
+	dec := json.NewDecoder(bytes.NewReader(c.Object))
+	dec.UseNumber()
+	var raw map[string]any
+	if err := dec.Decode(&raw); err != nil {
+		return result{Error: err.Error()}
+	}
+	obj := normalize(raw).(map[string]any)
+	observed, ok, err := nestedInt64(obj, "status", "observedGeneration")
+	if err != nil {
+		return result{Error: err.Error()}
+	}
+	if ok {
+		generation, ok, err := nestedInt64(obj, "metadata", "generation")
+		if err != nil {
+			return result{Error: err.Error()}
+		}
+		if ok && observed != generation {
+			return result{Status: "InProgress"}
+		}
+	}
+	for _, e := range []struct{ expr, status string }{
+		{c.Exprs.InProgress, "InProgress"},
+		{c.Exprs.Failed, "Failed"},
+		{c.Exprs.Current, "Current"},
+	} {
+		if e.expr == "" {
+			continue
+		}
+		prog, err := program(env, e.expr)
+		if err != nil {
+			return result{Error: err.Error()}
+		}
+		val, _, err := prog.Eval(obj)
+		if err != nil {
+			return result{Error: fmt.Sprintf("failed to evaluate the CEL expression '%s': %v", e.expr, err)}
+		}
+		b, ok := val.(types.Bool)
+		if !ok {
+			return result{Error: fmt.Sprintf("failed to evaluate CEL expression as boolean: '%s'", e.expr)}
+		}
+		if b {
+			return result{Status: e.status}
+		}
+	}
+	return result{Status: "InProgress"}
+}
+
+func main() {
+	in, err := io.ReadAll(os.Stdin)
+	if err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		os.Exit(2)
+	}
+	var input struct {
+		Cases []testCase `json:"cases"`
+	}
+	if err := json.Unmarshal(in, &input); err != nil {
+		fmt.Fprintln(os.Stderr, "cannot parse input:", err)
+		os.Exit(2)
+	}
+	env, err := newEnv()
+	if err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		os.Exit(2)
+	}
+	out := make([]result, 0, len(input.Cases))
+	for _, c := range input.Cases {
+		out = append(out, evaluate(env, c))
+	}
+	if err := json.NewEncoder(os.Stdout).Encode(out); err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		os.Exit(2)
+	}
+}

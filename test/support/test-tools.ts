@@ -1,0 +1,44 @@
+/**
+ * Where scripts/install-test-tools.sh puts the tools the unit tests run for real (lua5.1,
+ * promtool, celeval), computed the same way the script does, so a test can name a missing
+ * tool and the command that installs it instead of failing obscurely.
+ */
+import { createHash } from 'node:crypto';
+import { accessSync, constants, readFileSync } from 'node:fs';
+import { homedir } from 'node:os';
+import { join, resolve } from 'node:path';
+
+const REPO_ROOT = resolve(__dirname, '..', '..');
+
+/** `${BUCKETOPERATOR_CACHE:-$HOME/.cache/bucketoperator}/tools`. */
+export function toolsDir(env: NodeJS.ProcessEnv = process.env): string {
+  return join(env.BUCKETOPERATOR_CACHE || join(homedir(), '.cache', 'bucketoperator'), 'tools');
+}
+
+function executable(path: string, name: string): string {
+  try {
+    accessSync(path, constants.X_OK);
+  } catch {
+    throw new Error(`${name} is not installed at ${path}: run \`bash scripts/install-test-tools.sh\` (npm run test:unit does)`);
+  }
+  return path;
+}
+
+/** The Lua 5.1 interpreter (a wrapper around Debian's lua5.1). */
+export function lua51(): string {
+  return executable(join(toolsDir(), 'bin', 'lua5.1'), 'lua5.1');
+}
+
+/** Debian's promtool. */
+export function promtool(): string {
+  return executable(join(toolsDir(), 'bin', 'promtool'), 'promtool');
+}
+
+/** test/support/celeval, built for its current sources. */
+export function celeval(): string {
+  const src = join(REPO_ROOT, 'test', 'support', 'celeval');
+  const hash = createHash('sha256');
+  for (const f of ['go.mod', 'go.sum', 'main.go']) hash.update(readFileSync(join(src, f)));
+  const key = hash.digest('hex').slice(0, 16);
+  return executable(join(toolsDir(), 'celeval', key, 'celeval'), 'celeval');
+}
