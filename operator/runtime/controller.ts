@@ -386,7 +386,7 @@ class ControllerRunner implements Controller {
     let outcome: Outcome;
     try {
       // Inside try, so a synchronous throw is caught like a rejection.
-      const action: unknown = await this.reconciler.reconcile(req, { logger, reconcileID, signal: abort.signal });
+      const action: unknown = await this.reconciler.reconcile(req, { logger, reconcileID, signal: abort.signal, priority });
       outcome = isAction(action)
         ? { ok: true, action }
         : { ok: false, err: new TypeError('reconciler resolved with something that is not an Action') };

@@ -93,6 +93,11 @@ export interface ReconcileContext {
   readonly reconcileID: string;
   /** Aborted on the per-reconcile timeout or when the controller must stop at once. */
   readonly signal: AbortSignal;
+  /**
+   * Queue priority the key was handed out with; pass it to `requeueAfter` for a retry that
+   * should keep its place (as the runner does for thrown errors).
+   */
+  readonly priority: number;
 }
 
 /** Drives the world towards the desired state of one object. */

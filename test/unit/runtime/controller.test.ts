@@ -582,6 +582,26 @@ describe('Controller', () => {
       });
     }
 
+    it('requeueAfter carries a priority only when given one, and only an integer', () => {
+      expect(requeueAfter(5)).to.deep.equal({ type: 'requeueAfter', afterMs: 5 });
+      expect(requeueAfter(5, { priority: Priority.Normal })).to.deep.equal({ type: 'requeueAfter', afterMs: 5, priority: 0 });
+      expect(() => requeueAfter(5, { priority: 0.5 })).to.throw(RangeError);
+    });
+
+    it('tells the reconciler the priority its key was queued at', async () => {
+      const r = scripted(() => done());
+      const source = new FakeInformerSource();
+      source.informer(Widget).objects.set('ns/old', widget('old'));
+      h = harness(r, undefined, {}, source);
+      await eventually(() => r.calls.length === 1);
+      source.informer(Widget).upsert(widget('new'));
+      await eventually(() => r.calls.length === 2);
+      expect(r.calls.map((c) => [c.req.name, c.ctx.priority])).to.deep.equal([
+        ['old', Priority.Low],
+        ['new', Priority.Normal],
+      ]);
+    });
+
     it('an error retry of an initial-list key stays behind new work', async () => {
       const r = oneAtATime({
         b0: [
