@@ -6,7 +6,7 @@
  * once more after `done`.
  *
  * Ready keys wait in one FIFO bucket per priority, so add, get and a priority raise cost
- * O(1) (plus the handful of distinct priorities) however many keys are queued. Higher
+ * amortised O(1) (plus the handful of distinct priorities) however many keys are queued. Higher
  * priorities go first, with one rule against starvation: after `starvationLimit` hand-outs
  * in a row that passed over a waiting lower-priority key, the next hand-out is the key that
  * has been ready longest, whatever its priority. Low-priority work therefore keeps at least
@@ -114,8 +114,8 @@ export class WorkQueue implements UnfinishedWorkProbe {
 
   /** Every key that needs processing: waiting for its delay, ready, or parked while in flight. */
   private readonly entries = new Map<string, Entry>();
-  /** Ready keys not in flight, one FIFO per priority (a Set keeps insertion order). */
-  private readonly buckets = new Map<number, Set<string>>();
+  /** Ready keys not in flight, one FIFO per priority. */
+  private readonly buckets = new Map<number, KeyFifo>();
   /** Priorities of the non-empty buckets, highest first; a handful, so a sorted array is enough. */
   private priorities: number[] = [];
   /** Number of keys across all buckets. */
@@ -315,13 +315,13 @@ export class WorkQueue implements UnfinishedWorkProbe {
   private enqueue(key: string, entry: Entry): void {
     let bucket = this.buckets.get(entry.priority);
     if (!bucket) {
-      bucket = new Set();
+      bucket = new KeyFifo();
       this.buckets.set(entry.priority, bucket);
       this.priorities.push(entry.priority);
       this.priorities.sort((a, b) => b - a);
     }
     entry.seq = ++this.seq;
-    bucket.add(key);
+    bucket.push(key);
     this.ready++;
     this.metrics.setPriorityDepth?.(entry.priority, bucket.size);
     this.metrics.setDepth(this.ready);
@@ -352,7 +352,7 @@ export class WorkQueue implements UnfinishedWorkProbe {
       priority = this.oldestBucket();
       this.passedOver = 0;
     }
-    const key = this.buckets.get(priority)?.values().next().value;
+    const key = this.buckets.get(priority)?.peek();
     if (key === undefined) return undefined;
     const entry = this.entries.get(key);
     this.removeFromBucket(key, priority);
@@ -369,7 +369,7 @@ export class WorkQueue implements UnfinishedWorkProbe {
     let best = this.priorities[0] ?? Priority.Normal;
     let bestSeq = Infinity;
     for (const p of this.priorities) {
-      const head = this.buckets.get(p)?.values().next().value;
+      const head = this.buckets.get(p)?.peek();
       const seq = head === undefined ? undefined : this.entries.get(head)?.seq;
       if (seq !== undefined && seq < bestSeq) {
         bestSeq = seq;
@@ -383,5 +383,57 @@ export class WorkQueue implements UnfinishedWorkProbe {
     const waiters = this.drainWaiters;
     this.drainWaiters = [];
     for (const w of waiters) w();
+  }
+}
+
+/**
+ * FIFO of distinct keys with amortised O(1) push, peek, shift and removal from anywhere.
+ * Not a Set: V8 leaves a deleted Set entry as a hole that every later iteration from the
+ * start walks past, so taking the head of a Set used as a queue of n keys costs O(n^2).
+ * Here a removed key leaves a hole too, but `head` passes each hole once.
+ */
+class KeyFifo {
+  private slots: Array<string | undefined> = [];
+  /** Index of the first live key in `slots` (or its length when empty). */
+  private head = 0;
+  /** Absolute position of `slots[0]`, so stored positions survive compaction. */
+  private base = 0;
+  private readonly positions = new Map<string, number>();
+
+  get size(): number {
+    return this.positions.size;
+  }
+
+  has(key: string): boolean {
+    return this.positions.has(key);
+  }
+
+  push(key: string): void {
+    if (this.positions.has(key)) return;
+    this.positions.set(key, this.base + this.slots.length);
+    this.slots.push(key);
+  }
+
+  peek(): string | undefined {
+    return this.slots[this.head];
+  }
+
+  delete(key: string): boolean {
+    const at = this.positions.get(key);
+    if (at === undefined) return false;
+    this.positions.delete(key);
+    this.slots[at - this.base] = undefined;
+    while (this.head < this.slots.length && this.slots[this.head] === undefined) this.head++;
+    if (this.head === this.slots.length) {
+      this.base += this.slots.length;
+      this.slots = [];
+      this.head = 0;
+    } else if (this.head >= 1024 && this.head * 2 >= this.slots.length) {
+      // Drop the consumed front once it is most of the array; amortised over the shifts that made it.
+      this.slots = this.slots.slice(this.head);
+      this.base += this.head;
+      this.head = 0;
+    }
+    return true;
   }
 }

@@ -172,6 +172,22 @@ describe('WorkQueue', () => {
       expect(q.len()).to.equal(9_999);
     });
 
+    it('keeps FIFO order within a priority through thousands of removals from the middle', async () => {
+      const { q } = queue();
+      const n = 5_000;
+      for (let i = 0; i < n; i++) q.addWithOptions(`k-${i}`, { priority: Low });
+      const raised = Array.from({ length: n }, (_, i) => `k-${i}`).filter((_, i) => i % 3 === 0);
+      for (const k of raised) q.add(k);
+      const got = (await drain(q)).map((i) => i.key);
+      const isRaised = new Set(raised);
+      const rest = Array.from({ length: n }, (_, i) => `k-${i}`).filter((_, i) => i % 3 !== 0);
+      // The starvation limit interleaves the two; each priority on its own stays in order.
+      expect(got.filter((k) => isRaised.has(k))).to.deep.equal(raised);
+      expect(got.filter((k) => !isRaised.has(k))).to.deep.equal(rest);
+      expect(got).to.have.length(n);
+      expect(q.len()).to.equal(0);
+    });
+
     const dedupCases: Record<
       string,
       { act(q: WorkQueue, clock: FakeClock): Promise<void> | void; want: Array<[key: string, priority: number]> }
