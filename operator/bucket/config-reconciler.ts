@@ -65,7 +65,8 @@ export class ConfigReconciler implements Reconciler {
     } catch (err) {
       if (isConflict(err)) {
         ctx.logger.debug({ msg: 'conflict; requeueing' });
-        return requeueAfter(200);
+        // A conflict retry keeps its place in the queue, as an error retry would.
+        return requeueAfter(200, { priority: ctx.priority });
       }
       throw err;
     }

@@ -14,6 +14,7 @@ import { isConflict } from '../runtime/client';
 import { findCondition, type Condition } from '../runtime/conditions';
 import { done, requeueAfter, TerminalError, type Action, type ReconcileContext, type Reconciler, type Request } from '../runtime/reconcile';
 import type { Cache } from '../runtime/types';
+import { Priority } from '../runtime/workqueue';
 import { connect, ConnectError, type ConnectDeps, type Connection } from './connect';
 import { SECRET, SERVICE, STORAGE_BUCKET } from './kinds';
 import { accessSecretName, desiredSecret, desiredService, isControlledBy, secretNeedsApply, serviceName, serviceNeedsApply } from './owned';
@@ -196,7 +197,7 @@ export class BucketReconciler implements Reconciler {
           ready: { status: 'False', reason: grows ? Reason.Resizing : Reason.Updating, message: 'the provider is applying a change' },
           synced: SYNCED,
         });
-        return requeueAfter(this.jitter(this.pollMs));
+        return this.poll();
       }
 
       case 'delete': {
@@ -231,7 +232,7 @@ export class BucketReconciler implements Reconciler {
             synced: SYNCED,
           });
           await this.ensureOwned(current, conn, external);
-          return requeueAfter(this.jitter(this.pollMs));
+          return this.poll();
         }
         const wasReady = findCondition(bucket.status?.conditions as Condition[] | undefined, ConditionType.Ready)?.status === 'True';
         if (!bucket.status?.id && bucket.metadata.annotations?.[ADOPT_ANNOTATION]) {
@@ -294,6 +295,14 @@ export class BucketReconciler implements Reconciler {
     }
   }
 
+  /**
+   * Polls a create or change the provider is still applying. A user is waiting on it, so it
+   * queues at normal priority: a restart backlog (low) must not hold up a new bucket's Ready.
+   */
+  private poll(): Action {
+    return requeueAfter(this.jitter(this.pollMs), { priority: Priority.Normal });
+  }
+
   private async create(bucket: StorageBucket, conn: Connection, key: string, ctx: ReconcileContext): Promise<Action> {
     let created: ProviderBucket;
     try {
@@ -315,7 +324,7 @@ export class BucketReconciler implements Reconciler {
       if (isProviderError(err) && err.status === 410) {
         // The bucket made with this key was deleted behind our back; the key is spent.
         await this.d.writer.patchMetadata(STORAGE_BUCKET, bucket, { annotations: { [IDEMPOTENCY_KEY_ANNOTATION]: this.newKey() } });
-        return requeueAfter(0);
+        return requeueAfter(0, { priority: Priority.Normal });
       }
       throw err;
     }
@@ -328,7 +337,7 @@ export class BucketReconciler implements Reconciler {
       ready: { status: 'False', reason: Reason.Provisioning, message: 'the provider reports Provisioning' },
       synced: SYNCED,
     });
-    return requeueAfter(this.jitter(this.pollMs));
+    return this.poll();
   }
 
   /** Applies the owned Secret and Service when the cached copies differ from the desired ones. */
@@ -415,7 +424,7 @@ export class BucketReconciler implements Reconciler {
       observedGeneration: unchangedGeneration,
     }).catch(() => undefined);
     // Honour a real Retry-After; a missing or sub-second one falls back to the runner's backoff.
-    if (err.retryAfterMs !== undefined && err.retryAfterMs >= 1000) return requeueAfter(this.jitter(err.retryAfterMs));
+    if (err.retryAfterMs !== undefined && err.retryAfterMs >= 1000) return requeueAfter(this.jitter(err.retryAfterMs), { priority: ctx.priority });
     throw new Error(`cannot reconcile bucket ${bucket.metadata.namespace}/${bucket.metadata.name}`, { cause: err });
   }
 

@@ -2,6 +2,11 @@
  * Controllers, after controller-runtime's builder: informer events become keys in a
  * workqueue, and N workers run the reconciler on them. The runner owns the reconcile id,
  * backoff, metrics, error logging and recovery from reconcilers that throw.
+ *
+ * Queue priorities (new work first): creations seen after start, real updates and deletes
+ * are queued at `Priority.Normal`; the initial list, updates that changed nothing (resyncs)
+ * and `requeueAfter` re-checks at `Priority.Low` unless the reconciler names a priority;
+ * an error retry keeps the priority its key was handed out with.
  */
 import { randomUUID } from 'node:crypto';
 import type { Logger } from 'pino';
@@ -20,7 +25,7 @@ import {
   type ObjectKey,
   type ResourceKind,
 } from './types';
-import { WorkQueue } from './workqueue';
+import { Priority, WorkQueue } from './workqueue';
 
 /** What a controller needs from its surroundings; a `Manager` satisfies it. */
 export interface ControllerDeps {
@@ -59,7 +64,8 @@ export interface Controller {
   /** The controller's queue (exposed for health checks and tests). */
   readonly queue: WorkQueue;
   /**
-   * Waits for the informers to sync, enqueues every primary object, then runs the workers;
+   * Waits for the informers to sync, enqueues every primary object (at low priority, so
+   * anything created from then on goes first), then runs the workers;
    * resolves once they have all exited. Aborting `signal` is `stop()` without a deadline.
    */
   start(signal: AbortSignal): Promise<void>;
@@ -173,6 +179,20 @@ function controllerOwnerKeys(obj: KubeObject, primary: { kind: ResourceKind }): 
     .map((ref) => ({ namespace, name: ref.name }));
 }
 
+/** An add from the initial list is startup work; one seen later is a creation someone waits on. */
+function addPriority(isInInitialList: boolean): number {
+  return isInInitialList ? Priority.Low : Priority.Normal;
+}
+
+/**
+ * An update that changed nothing (same resourceVersion: a resync) is routine work; any real
+ * change is news. After controller-runtime's `handler.WithLowPriorityWhenUnchanged`.
+ */
+function updatePriority(oldObj: KubeObject, newObj: KubeObject): number {
+  const before = oldObj.metadata?.resourceVersion;
+  return before !== undefined && before === newObj.metadata?.resourceVersion ? Priority.Low : Priority.Normal;
+}
+
 function groupOf(apiVersion: string): string {
   const slash = apiVersion.indexOf('/');
   return slash < 0 ? '' : apiVersion.slice(0, slash);
@@ -243,22 +263,23 @@ class ControllerRunner implements Controller {
     const informer = this.deps.informers.informerFor<KubeObject>(source.kind, informerOptions);
     if (!this.informerList.includes(informer)) this.informerList.push(informer);
     const predicates = source.options.predicates ?? [];
-    const enqueue = (obj: KubeObject): void => {
+    const enqueue = (obj: KubeObject, priority: number): void => {
       if (!this.running) return;
-      for (const key of source.map(obj)) this.queue.add(keyString(key));
+      for (const key of source.map(obj)) this.queue.addWithOptions(keyString(key), { priority });
     };
     informer.addEventHandler({
-      onAdd: (obj) => {
-        if (predicates.every((p) => allowCreate(p, obj))) enqueue(obj);
+      onAdd: (obj, isInInitialList) => {
+        if (predicates.every((p) => allowCreate(p, obj))) enqueue(obj, addPriority(isInInitialList));
       },
       onUpdate: (oldObj, newObj) => {
         if (!predicates.every((p) => allowUpdate(p, oldObj, newObj))) return;
         // Both: an owner or mapping may have changed, and the old target must hear of it.
-        enqueue(oldObj);
-        enqueue(newObj);
+        const priority = updatePriority(oldObj, newObj);
+        enqueue(oldObj, priority);
+        enqueue(newObj, priority);
       },
       onDelete: (obj) => {
-        if (predicates.every((p) => allowDelete(p, obj))) enqueue(obj);
+        if (predicates.every((p) => allowDelete(p, obj))) enqueue(obj, Priority.Normal);
       },
     });
     return informer;
@@ -285,8 +306,11 @@ class ControllerRunner implements Controller {
     }
     if (this.queue.isShuttingDown()) return;
     this.running = true;
+    // The initial list, as controller-runtime enqueues it: behind anything created from now on.
     for (const obj of this.primaryInformer?.cache.list() ?? []) {
-      if (this.primaryPredicates.every((p) => allowCreate(p, obj))) this.queue.add(keyString(keyOf(obj)));
+      if (this.primaryPredicates.every((p) => allowCreate(p, obj))) {
+        this.queue.addWithOptions(keyString(keyOf(obj)), { priority: Priority.Low });
+      }
     }
     this.metrics.setMaxConcurrentReconciles(this.opts.workers);
     this.logger.info({ workers: this.opts.workers }, 'Starting workers');
@@ -325,10 +349,11 @@ class ControllerRunner implements Controller {
 
   private async worker(): Promise<void> {
     for (;;) {
-      const key = await this.queue.get();
-      if (key === undefined) return;
+      const item = await this.queue.getWithPriority();
+      if (item === undefined) return;
+      const { key, priority } = item;
       try {
-        await this.reconcileKey(key);
+        await this.reconcileKey(key, priority);
       } catch (err) {
         // Only a bug in the runner itself gets here; the worker must live on regardless.
         this.logger.error({ err, key }, 'Unexpected failure in controller runner');
@@ -338,7 +363,8 @@ class ControllerRunner implements Controller {
     }
   }
 
-  private async reconcileKey(key: string): Promise<void> {
+  /** `priority` is the one the key was queued at; a retry keeps it. */
+  private async reconcileKey(key: string, priority: number): Promise<void> {
     const req = parseKey(key);
     const reconcileID = randomUUID();
     const logger = this.logger.child({ namespace: req.namespace, name: req.name, reconcileID });
@@ -360,7 +386,7 @@ class ControllerRunner implements Controller {
     let outcome: Outcome;
     try {
       // Inside try, so a synchronous throw is caught like a rejection.
-      const action: unknown = await this.reconciler.reconcile(req, { logger, reconcileID, signal: abort.signal });
+      const action: unknown = await this.reconciler.reconcile(req, { logger, reconcileID, signal: abort.signal, priority });
       outcome = isAction(action)
         ? { ok: true, action }
         : { ok: false, err: new TypeError('reconciler resolved with something that is not an Action') };
@@ -378,10 +404,10 @@ class ControllerRunner implements Controller {
         err: new ReconcileTimeoutError(`reconcile timed out after ${this.opts.timeoutMs} ms`, { cause }),
       };
     }
-    this.handleOutcome(key, outcome, (this.clock.now() - startedAt) / 1000, logger);
+    this.handleOutcome(key, priority, outcome, (this.clock.now() - startedAt) / 1000, logger);
   }
 
-  private handleOutcome(key: string, outcome: Outcome, seconds: number, logger: Logger): void {
+  private handleOutcome(key: string, priority: number, outcome: Outcome, seconds: number, logger: Logger): void {
     if (outcome.ok) {
       this.queue.forget(key);
       switch (outcome.action.type) {
@@ -390,7 +416,11 @@ class ControllerRunner implements Controller {
           return;
         case 'requeueAfter':
           this.metrics.reconciled('requeue_after', seconds);
-          this.queue.addAfter(key, outcome.action.afterMs);
+          // A re-check is routine unless the reconciler says someone is waiting on it.
+          this.queue.addWithOptions(key, {
+            afterMs: outcome.action.afterMs,
+            priority: outcome.action.priority ?? Priority.Low,
+          });
           return;
         default: {
           const unreachable: never = outcome.action;
@@ -412,7 +442,9 @@ class ControllerRunner implements Controller {
       logger.info({ err }, 'Reconcile aborted by controller stop');
       return;
     }
-    this.queue.addRateLimited(key);
+    // A retry keeps its priority, as in controller-runtime: a failing new object is still new
+    // work, and a failing backlog object must not jump the queue by failing.
+    this.queue.addWithOptions(key, { rateLimited: true, priority });
     logger.error({ err, requeues: this.queue.numRequeues(key) }, 'Reconciler error');
   }
 }

@@ -67,7 +67,7 @@ export class SharedInformer<T extends KubeObject> implements Informer<T> {
    */
   addEventHandler(handler: InformerEventHandler<T>): void {
     this.handlers.push(handler);
-    for (const obj of this.cache.list()) this.invoke(handler, 'add', (h) => h.onAdd?.(obj));
+    for (const obj of this.cache.list()) this.invoke(handler, 'add', (h) => h.onAdd?.(obj, true));
   }
 
   start(): void {
@@ -131,6 +131,9 @@ export class SharedInformer<T extends KubeObject> implements Informer<T> {
   }
 
   private replace(items: T[]): void {
+    // Only the first list is the initial list: a relist announces just what changed while
+    // the watch was down, so its adds are creations that were missed, i.e. news.
+    const initial = !this.synced;
     const diff = diffRelist(this.cache.list(), items);
     // Deletes first: an object recreated under the same name is in both lists.
     for (const obj of diff.deleted) this.cache.remove(keyOf(obj));
@@ -145,7 +148,7 @@ export class SharedInformer<T extends KubeObject> implements Informer<T> {
     // Unchanged objects are not re-announced: nothing about them is news, and a relist
     // after every watch hiccup would otherwise look like a resync to every controller.
     for (const obj of diff.deleted) this.dispatch('delete', (h) => h.onDelete?.(obj));
-    for (const obj of diff.added) this.dispatch('add', (h) => h.onAdd?.(obj));
+    for (const obj of diff.added) this.dispatch('add', (h) => h.onAdd?.(obj, initial));
     for (const { oldObj, newObj } of diff.updated) this.dispatch('update', (h) => h.onUpdate?.(oldObj, newObj));
   }
 
@@ -157,7 +160,7 @@ export class SharedInformer<T extends KubeObject> implements Informer<T> {
     }
     const old = this.cache.upsert(obj);
     if (old) this.dispatch('update', (h) => h.onUpdate?.(old, obj));
-    else this.dispatch('add', (h) => h.onAdd?.(obj));
+    else this.dispatch('add', (h) => h.onAdd?.(obj, false));
   }
 
   private scheduleResync(): void {

@@ -47,6 +47,7 @@ export class Metrics implements WorkQueueMetricsProvider {
   private readonly activeWorkers: Gauge<'controller'>;
   private readonly maxConcurrent: Gauge<'controller'>;
   private readonly depth: Gauge<'name'>;
+  private readonly priorityDepth: Gauge<'name' | 'priority'>;
   private readonly adds: Counter<'name'>;
   private readonly retries: Counter<'name'>;
   private readonly queueDuration: Histogram<'name'>;
@@ -98,6 +99,14 @@ export class Metrics implements WorkQueueMetricsProvider {
       registers,
     });
     this.depth = new Gauge({ name: 'workqueue_depth', help: 'Current depth of workqueue', labelNames: ['name'], registers });
+    // A separate series rather than a priority label on workqueue_depth, so existing
+    // queries of workqueue_depth{name} keep returning one series.
+    this.priorityDepth = new Gauge({
+      name: 'workqueue_depth_by_priority',
+      help: 'Current depth of workqueue by priority',
+      labelNames: ['name', 'priority'],
+      registers,
+    });
     this.adds = new Counter({
       name: 'workqueue_adds_total',
       help: 'Total number of adds handled by workqueue',
@@ -161,6 +170,7 @@ export class Metrics implements WorkQueueMetricsProvider {
     this.retries.inc(labels, 0);
     return {
       setDepth: (n) => this.depth.set(labels, n),
+      setPriorityDepth: (priority, n) => this.priorityDepth.set({ name, priority: String(priority) }, n),
       incAdds: () => this.adds.inc(labels),
       incRetries: () => this.retries.inc(labels),
       observeQueueDuration: (s) => this.queueDuration.observe(labels, s),

@@ -12,7 +12,22 @@ export type Request = ObjectKey;
 /** Outcome of a successful reconcile. A union rather than flags, so "requeue and done" is unrepresentable. */
 export type Action =
   | { readonly type: 'done' }
-  | { readonly type: 'requeueAfter'; readonly afterMs: number };
+  | {
+      readonly type: 'requeueAfter';
+      readonly afterMs: number;
+      /** Queue priority of the re-check (higher first); the runner uses low when unset. */
+      readonly priority?: number;
+    };
+
+/** Options of `requeueAfter`. */
+export interface RequeueOptions {
+  /**
+   * Queue priority of the re-check. Unset, it is low (the workqueue's `Priority.Low`): a
+   * periodic re-check must not hold up new work. Pass `Priority.Normal` for a poll a user is
+   * waiting on, such as a create that is still provisioning.
+   */
+  readonly priority?: number;
+}
 
 /** Nothing more to do until something changes. */
 export function done(): Action {
@@ -20,11 +35,15 @@ export function done(): Action {
 }
 
 /** Reconcile again after `ms`, e.g. to poll an external system; resets the error backoff. */
-export function requeueAfter(ms: number): Action {
+export function requeueAfter(ms: number, opts: RequeueOptions = {}): Action {
   if (!Number.isFinite(ms) || ms < 0) {
     throw new RangeError(`requeueAfter needs a finite, non-negative delay, got ${ms}`);
   }
-  return { type: 'requeueAfter', afterMs: ms };
+  if (opts.priority === undefined) return { type: 'requeueAfter', afterMs: ms };
+  if (!Number.isSafeInteger(opts.priority)) {
+    throw new RangeError(`requeueAfter needs an integer priority, got ${opts.priority}`);
+  }
+  return { type: 'requeueAfter', afterMs: ms, priority: opts.priority };
 }
 
 const DONE: Action = Object.freeze({ type: 'done' });
@@ -35,9 +54,15 @@ export const Action = { done, requeueAfter } as const;
 /** True when `value` is a well-formed `Action`; the runner rejects anything else as an error. */
 export function isAction(value: unknown): value is Action {
   if (typeof value !== 'object' || value === null) return false;
-  const v = value as { type?: unknown; afterMs?: unknown };
+  const v = value as { type?: unknown; afterMs?: unknown; priority?: unknown };
   if (v.type === 'done') return true;
-  return v.type === 'requeueAfter' && typeof v.afterMs === 'number' && Number.isFinite(v.afterMs) && v.afterMs >= 0;
+  return (
+    v.type === 'requeueAfter' &&
+    typeof v.afterMs === 'number' &&
+    Number.isFinite(v.afterMs) &&
+    v.afterMs >= 0 &&
+    (v.priority === undefined || Number.isSafeInteger(v.priority))
+  );
 }
 
 /**
@@ -68,6 +93,11 @@ export interface ReconcileContext {
   readonly reconcileID: string;
   /** Aborted on the per-reconcile timeout or when the controller must stop at once. */
   readonly signal: AbortSignal;
+  /**
+   * Queue priority the key was handed out with; pass it to `requeueAfter` for a retry that
+   * should keep its place (as the runner does for thrown errors).
+   */
+  readonly priority: number;
 }
 
 /** Drives the world towards the desired state of one object. */

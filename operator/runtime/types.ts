@@ -29,7 +29,12 @@ export interface ResourceKind {
 
 /** Callbacks an informer invokes after its cache has been updated. */
 export interface InformerEventHandler<T extends KubeObject> {
-  onAdd?(obj: T): void;
+  /**
+   * `isInInitialList` is true for objects the informer's first list delivered (and for the
+   * replay a late handler gets), false for objects that appeared later; a controller uses it
+   * to put startup work behind new work, as client-go's `OnAdd(obj, isInInitialList)`.
+   */
+  onAdd?(obj: T, isInInitialList: boolean): void;
   onUpdate?(oldObj: T, newObj: T): void;
   onDelete?(obj: T): void;
 }

@@ -1,14 +1,37 @@
 /**
- * A rate-limited, delaying work queue of string keys with client-go's guarantees:
- * a key is queued at most once (dedup), a key is never handed to two workers at once, and a
- * key added while it is being processed is processed once more after `done`.
+ * A rate-limited, delaying priority work queue of string keys, after controller-runtime's
+ * priority queue (the default since v0.23) on client-go's guarantees: a key is queued at
+ * most once (dedup keeps the higher priority and the earlier ready time), a key is never
+ * handed to two workers at once, and a key added while it is being processed is processed
+ * once more after `done`.
+ *
+ * Ready keys wait in one FIFO bucket per priority, so add, get and a priority raise cost
+ * amortised O(1) (plus the handful of distinct priorities) however many keys are queued. Higher
+ * priorities go first, with one rule against starvation: after `starvationLimit` hand-outs
+ * in a row that passed over a waiting lower-priority key, the next hand-out is the key that
+ * has been ready longest, whatever its priority. Low-priority work therefore keeps at least
+ * one hand-out in `starvationLimit + 1` however much high-priority work arrives.
  */
 import { realClock, type Clock, type TimerHandle } from './clock';
 import { defaultControllerRateLimiter, type RateLimiter } from './rate-limiter';
 
+/**
+ * Well-known priorities, as in controller-runtime; any integer works and higher is served
+ * first.
+ */
+export const Priority = {
+  /** User-visible changes (create, spec or annotation edit, delete), and any add naming none. */
+  Normal: 0,
+  /** Work nobody is waiting for: the initial list, resyncs, periodic re-checks. */
+  Low: -100,
+} as const;
+
 /** What the queue reports; implemented by `Metrics.workqueue` (metrics.ts). */
 export interface WorkQueueMetrics {
+  /** Keys ready for a worker, over all priorities. */
   setDepth(depth: number): void;
+  /** Keys ready for a worker at one priority; optional so simple sinks can skip it. */
+  setPriorityDepth?(priority: number, depth: number): void;
   incAdds(): void;
   incRetries(): void;
   /** Seconds a key waited in the queue before a worker took it. */
@@ -39,6 +62,27 @@ export interface WorkQueueOptions {
   /** @default realClock */
   readonly clock?: Clock;
   readonly metrics?: WorkQueueMetricsProvider;
+  /**
+   * Hand-outs in a row that may pass over a ready lower-priority key before the longest
+   * waiting key is served instead; 0 serves strictly by age (plain FIFO). @default 9
+   */
+  readonly starvationLimit?: number;
+}
+
+/** How to add a key; see `WorkQueue.addWithOptions`. */
+export interface AddOptions {
+  /** Higher is served first. @default Priority.Normal */
+  readonly priority?: number;
+  /** Becomes ready only after this many ms. @default 0 */
+  readonly afterMs?: number;
+  /** Also wait as long as the rate limiter says (and count a retry). @default false */
+  readonly rateLimited?: boolean;
+}
+
+/** A key handed out by `getWithPriority`, with the priority it was queued at. */
+export interface QueueItem {
+  readonly key: string;
+  readonly priority: number;
 }
 
 const noMetrics: WorkQueueMetrics = {
@@ -49,23 +93,38 @@ const noMetrics: WorkQueueMetrics = {
   observeWorkDuration: () => undefined,
 };
 
-/** The controller's queue: dedup, no concurrent processing of a key, delays and backoff. */
+/** A key that needs processing. At most one per key: adds merge into it. */
+interface Entry {
+  priority: number;
+  /** Set while the key waits for a delay to pass; cleared when it becomes ready. */
+  delay?: { readyAt: number; timer: TimerHandle };
+  /** When it became ready, for the queue-duration metric. */
+  readySince: number;
+  /** Order of entry into its ready bucket: the bucket heads' ages are compared by it. */
+  seq: number;
+}
+
+/** The controller's queue: priorities, dedup, no concurrent processing of a key, delays and backoff. */
 export class WorkQueue implements UnfinishedWorkProbe {
   readonly name: string;
   private readonly clock: Clock;
   private readonly limiter: RateLimiter;
   private readonly metrics: WorkQueueMetrics;
+  private readonly starvationLimit: number;
 
-  /** Keys ready for a worker, in FIFO order (a Set keeps insertion order). */
-  private readonly queue = new Set<string>();
-  /** Keys that need processing: queued ones, plus in-flight ones re-added while processing. */
-  private readonly dirty = new Set<string>();
+  /** Every key that needs processing: waiting for its delay, ready, or parked while in flight. */
+  private readonly entries = new Map<string, Entry>();
+  /** Ready keys not in flight, one FIFO per priority. */
+  private readonly buckets = new Map<number, KeyFifo>();
+  /** Priorities of the non-empty buckets, highest first; a handful, so a sorted array is enough. */
+  private priorities: number[] = [];
+  /** Number of keys across all buckets. */
+  private ready = 0;
   /** Keys held by a worker, with the time `get` handed them out. */
   private readonly processing = new Map<string, number>();
-  /** When each queued key was added, for the queue-duration metric. */
-  private readonly addedAt = new Map<string, number>();
-  /** Delayed keys: when they become ready and the timer that will add them. */
-  private readonly waiting = new Map<string, { readyAt: number; timer: TimerHandle }>();
+  private seq = 0;
+  /** Hand-outs in a row that passed over a ready lower-priority key. */
+  private passedOver = 0;
 
   private readonly getters: Array<() => void> = [];
   private drainWaiters: Array<() => void> = [];
@@ -76,44 +135,61 @@ export class WorkQueue implements UnfinishedWorkProbe {
     this.clock = opts.clock ?? realClock;
     this.limiter = opts.rateLimiter ?? defaultControllerRateLimiter({ clock: this.clock });
     this.metrics = opts.metrics?.workqueue(opts.name, this) ?? noMetrics;
+    this.starvationLimit = opts.starvationLimit ?? 9;
+    if (!Number.isInteger(this.starvationLimit) || this.starvationLimit < 0) {
+      throw new RangeError(`starvationLimit must be a non-negative integer, got ${this.starvationLimit}`);
+    }
   }
 
-  /** Marks `key` as needing processing; a no-op when it already does or after shutdown. */
+  /** Marks `key` as needing processing at `Priority.Normal`; see `addWithOptions`. */
   add(key: string): void {
-    if (this.shuttingDown || this.dirty.has(key)) return;
-    this.metrics.incAdds();
-    this.dirty.add(key);
-    this.addedAt.set(key, this.clock.now());
-    // An in-flight key goes back in the queue only when its worker calls done().
-    if (this.processing.has(key)) return;
-    this.enqueue(key);
+    this.addWithOptions(key, {});
   }
 
-  /** Adds `key` after `ms`; when the key is already waiting, the earlier time wins. */
+  /** Adds `key` after `ms` at `Priority.Normal`; see `addWithOptions`. */
   addAfter(key: string, ms: number): void {
-    if (this.shuttingDown) return;
-    if (!(ms > 0)) {
-      this.add(key);
-      return;
-    }
-    const readyAt = this.clock.now() + ms;
-    const existing = this.waiting.get(key);
-    if (existing) {
-      if (existing.readyAt <= readyAt) return;
-      this.clock.clearTimeout(existing.timer);
-    }
-    const timer = this.clock.setTimeout(() => {
-      this.waiting.delete(key);
-      this.add(key);
-    }, ms);
-    this.waiting.set(key, { readyAt, timer });
+    this.addWithOptions(key, { afterMs: ms });
   }
 
   /** Adds `key` once the rate limiter allows: per-key backoff, bounded by the overall bucket. */
   addRateLimited(key: string): void {
+    this.addWithOptions(key, { rateLimited: true });
+  }
+
+  /**
+   * Marks `key` as needing processing, at `priority`, once `afterMs` (and, when
+   * `rateLimited`, the limiter's delay: whichever is later) has passed. A key that already
+   * needs processing is not queued twice: it keeps the higher of the two priorities and the
+   * earlier of the two ready times. A no-op after shutdown.
+   */
+  addWithOptions(key: string, opts: AddOptions): void {
     if (this.shuttingDown) return;
-    this.metrics.incRetries();
-    this.addAfter(key, this.limiter.when(key));
+    const priority = opts.priority ?? Priority.Normal;
+    // Priorities key the buckets and are compared and sorted: NaN or Infinity would corrupt that.
+    if (!Number.isSafeInteger(priority)) throw new RangeError(`priority must be an integer, got ${priority}`);
+    let delayMs = opts.afterMs ?? 0;
+    if (opts.rateLimited) {
+      this.metrics.incRetries();
+      delayMs = Math.max(delayMs, this.limiter.when(key));
+    }
+    const entry = this.entries.get(key);
+    if (!entry) {
+      const fresh: Entry = { priority, readySince: 0, seq: 0 };
+      this.entries.set(key, fresh);
+      if (delayMs > 0) this.delay(key, fresh, delayMs);
+      else this.becomeReady(key, fresh);
+      return;
+    }
+    if (priority > entry.priority) this.raise(key, entry, priority);
+    if (!entry.delay) return; // already ready: nothing is earlier than now
+    if (!(delayMs > 0)) {
+      this.clock.clearTimeout(entry.delay.timer);
+      entry.delay = undefined;
+      this.becomeReady(key, entry);
+    } else if (this.clock.now() + delayMs < entry.delay.readyAt) {
+      this.clock.clearTimeout(entry.delay.timer);
+      this.delay(key, entry, delayMs);
+    }
   }
 
   /** Resets the backoff of `key`; call after it was processed successfully. */
@@ -132,21 +208,15 @@ export class WorkQueue implements UnfinishedWorkProbe {
    * whoever runs next relists and enqueues everything anyway.
    */
   async get(): Promise<string | undefined> {
+    return (await this.getWithPriority())?.key;
+  }
+
+  /** `get`, also telling the priority the key was queued at (so a retry can keep it). */
+  async getWithPriority(): Promise<QueueItem | undefined> {
     for (;;) {
       if (this.shuttingDown) return undefined;
-      const next = this.queue.values().next();
-      if (!next.done) {
-        const key = next.value;
-        this.queue.delete(key);
-        this.dirty.delete(key);
-        const now = this.clock.now();
-        this.processing.set(key, now);
-        const added = this.addedAt.get(key);
-        this.addedAt.delete(key);
-        this.metrics.setDepth(this.queue.size);
-        if (added !== undefined) this.metrics.observeQueueDuration((now - added) / 1000);
-        return key;
-      }
+      const item = this.take();
+      if (item) return item;
       await new Promise<void>((resolve) => this.getters.push(resolve));
     }
   }
@@ -157,13 +227,19 @@ export class WorkQueue implements UnfinishedWorkProbe {
     if (started === undefined) return;
     this.processing.delete(key);
     this.metrics.observeWorkDuration((this.clock.now() - started) / 1000);
-    if (this.dirty.has(key) && !this.shuttingDown) this.enqueue(key);
+    const entry = this.entries.get(key);
+    if (entry && !entry.delay && !this.shuttingDown) this.enqueue(key, entry);
     if (this.processing.size === 0) this.releaseDrainWaiters();
   }
 
   /** Keys ready for a worker (not counting in-flight or delayed ones). */
   len(): number {
-    return this.queue.size;
+    return this.ready;
+  }
+
+  /** Keys ready for a worker, by priority (only priorities with any). */
+  lenByPriority(): Map<number, number> {
+    return new Map(this.priorities.map((p) => [p, this.buckets.get(p)?.size ?? 0]));
   }
 
   /** Keys currently held by workers. */
@@ -180,11 +256,14 @@ export class WorkQueue implements UnfinishedWorkProbe {
   shutDown(): void {
     if (this.shuttingDown) return;
     this.shuttingDown = true;
-    for (const { timer } of this.waiting.values()) this.clock.clearTimeout(timer);
-    this.waiting.clear();
-    this.queue.clear();
-    this.dirty.clear();
-    this.addedAt.clear();
+    for (const entry of this.entries.values()) {
+      if (entry.delay) this.clock.clearTimeout(entry.delay.timer);
+    }
+    this.entries.clear();
+    for (const p of this.priorities) this.metrics.setPriorityDepth?.(p, 0);
+    this.buckets.clear();
+    this.priorities = [];
+    this.ready = 0;
     this.metrics.setDepth(0);
     for (const wake of this.getters.splice(0)) wake();
   }
@@ -210,15 +289,151 @@ export class WorkQueue implements UnfinishedWorkProbe {
     return longest / 1000;
   }
 
-  private enqueue(key: string): void {
-    this.queue.add(key);
-    this.metrics.setDepth(this.queue.size);
+  private delay(key: string, entry: Entry, ms: number): void {
+    const timer = this.clock.setTimeout(() => {
+      entry.delay = undefined;
+      this.becomeReady(key, entry);
+    }, ms);
+    entry.delay = { readyAt: this.clock.now() + ms, timer };
+  }
+
+  /** The key needs processing now: queue it, or park it until its worker calls done(). */
+  private becomeReady(key: string, entry: Entry): void {
+    this.metrics.incAdds();
+    entry.readySince = this.clock.now();
+    if (!this.processing.has(key)) this.enqueue(key, entry);
+  }
+
+  private raise(key: string, entry: Entry, priority: number): void {
+    const queued = this.buckets.get(entry.priority)?.has(key) ?? false;
+    if (queued) this.removeFromBucket(key, entry.priority);
+    entry.priority = priority;
+    // To the back of its new bucket: among equals it is as new as the add that raised it.
+    if (queued) this.enqueue(key, entry);
+  }
+
+  private enqueue(key: string, entry: Entry): void {
+    let bucket = this.buckets.get(entry.priority);
+    if (!bucket) {
+      bucket = new KeyFifo();
+      this.buckets.set(entry.priority, bucket);
+      this.priorities.push(entry.priority);
+      this.priorities.sort((a, b) => b - a);
+    }
+    entry.seq = ++this.seq;
+    bucket.push(key);
+    this.ready++;
+    this.metrics.setPriorityDepth?.(entry.priority, bucket.size);
+    this.metrics.setDepth(this.ready);
     this.getters.shift()?.();
+  }
+
+  private removeFromBucket(key: string, priority: number): void {
+    const bucket = this.buckets.get(priority);
+    if (!bucket?.delete(key)) return;
+    this.ready--;
+    this.metrics.setPriorityDepth?.(priority, bucket.size);
+    if (bucket.size === 0) {
+      this.buckets.delete(priority);
+      this.priorities = this.priorities.filter((p) => p !== priority);
+    }
+  }
+
+  /** Hands out the next key by the rule in the file comment, or undefined when none is ready. */
+  private take(): QueueItem | undefined {
+    const top = this.priorities[0];
+    if (top === undefined) return undefined;
+    let priority = top;
+    if (this.priorities.length === 1) {
+      this.passedOver = 0;
+    } else if (this.passedOver < this.starvationLimit) {
+      this.passedOver++;
+    } else {
+      priority = this.oldestBucket();
+      this.passedOver = 0;
+    }
+    const key = this.buckets.get(priority)?.peek();
+    if (key === undefined) return undefined;
+    const entry = this.entries.get(key);
+    this.removeFromBucket(key, priority);
+    this.entries.delete(key);
+    const now = this.clock.now();
+    this.processing.set(key, now);
+    this.metrics.setDepth(this.ready);
+    if (entry) this.metrics.observeQueueDuration((now - entry.readySince) / 1000);
+    return { key, priority };
+  }
+
+  /** Priority of the bucket whose head has been ready longest. */
+  private oldestBucket(): number {
+    let best = this.priorities[0] ?? Priority.Normal;
+    let bestSeq = Infinity;
+    for (const p of this.priorities) {
+      const head = this.buckets.get(p)?.peek();
+      const seq = head === undefined ? undefined : this.entries.get(head)?.seq;
+      if (seq !== undefined && seq < bestSeq) {
+        bestSeq = seq;
+        best = p;
+      }
+    }
+    return best;
   }
 
   private releaseDrainWaiters(): void {
     const waiters = this.drainWaiters;
     this.drainWaiters = [];
     for (const w of waiters) w();
+  }
+}
+
+/**
+ * FIFO of distinct keys with amortised O(1) push, peek, shift and removal from anywhere.
+ * Not a Set: V8 leaves a deleted Set entry as a hole that every later iteration from the
+ * start walks past, so taking the head of a Set used as a queue of n keys costs O(n^2).
+ * Here a removed key leaves a hole too, but `head` passes each hole once.
+ */
+class KeyFifo {
+  private slots: Array<string | undefined> = [];
+  /** Index of the first live key in `slots` (or its length when empty). */
+  private head = 0;
+  /** Absolute position of `slots[0]`, so stored positions survive compaction. */
+  private base = 0;
+  private readonly positions = new Map<string, number>();
+
+  get size(): number {
+    return this.positions.size;
+  }
+
+  has(key: string): boolean {
+    return this.positions.has(key);
+  }
+
+  push(key: string): void {
+    if (this.positions.has(key)) return;
+    this.positions.set(key, this.base + this.slots.length);
+    this.slots.push(key);
+  }
+
+  peek(): string | undefined {
+    return this.slots[this.head];
+  }
+
+  delete(key: string): boolean {
+    const at = this.positions.get(key);
+    if (at === undefined) return false;
+    this.positions.delete(key);
+    this.slots[at - this.base] = undefined;
+    while (this.head < this.slots.length && this.slots[this.head] === undefined) this.head++;
+    if (this.head === this.slots.length) {
+      this.base += this.slots.length;
+      this.slots = [];
+      this.head = 0;
+    } else if (this.head >= 1024 && this.head * 2 >= this.slots.length) {
+      // Drop the consumed front once it is most of the array; amortised over the shifts that made it.
+      this.slots = this.slots.slice(this.head);
+      this.base += this.head;
+      this.head = 0;
+    }
+    return true;
   }
 }

@@ -1,6 +1,7 @@
 import { expect } from 'chai';
 import { FakeClock } from '../../../operator/runtime/clock';
 import { ControllerBuilder, ReconcileTimeoutError, type Controller } from '../../../operator/runtime/controller';
+import { InformerFactory } from '../../../operator/runtime/informer-factory';
 import { Metrics } from '../../../operator/runtime/metrics';
 import { generationChanged } from '../../../operator/runtime/predicates';
 import { defaultControllerRateLimiter } from '../../../operator/runtime/rate-limiter';
@@ -14,7 +15,9 @@ import {
   type Request,
 } from '../../../operator/runtime/reconcile';
 import type { KubeObject } from '../../../operator/runtime/types';
-import { FakeInformerSource, captureLogger, eventually, settle, testKind } from './fakes';
+import { Priority } from '../../../operator/runtime/workqueue';
+import { FakeListerWatcher } from './fake-lister-watcher';
+import { FakeInformerSource, captureLogger, eventually, settle, testKind, type FakeInformer } from './fakes';
 
 const Widget = testKind('Widget');
 const Part = testKind('Part');
@@ -53,8 +56,8 @@ function harness(
   reconciler: Reconciler,
   build: (b: ControllerBuilder) => ControllerBuilder = (b) => b.for(Widget),
   options: { reconcileTimeoutMs?: number; maxConcurrentReconciles?: number } = {},
+  source = new FakeInformerSource(),
 ): Harness {
-  const source = new FakeInformerSource();
   const clock = new FakeClock();
   const metrics = new Metrics({ defaultMetrics: false });
   const { logger, lines } = captureLogger();
@@ -81,6 +84,37 @@ async function metricValue(metrics: Metrics, name: string, labels: Record<string
   const values = (await m?.get())?.values ?? [];
   const found = values.find((v) => Object.entries(labels).every(([k, val]) => v.labels[k] === val));
   return found?.value ?? 0;
+}
+
+/**
+ * A reconciler that holds each reconcile until the test calls `finish()`, so the test
+ * decides when the single worker takes its next key; `order` is the keys in the order
+ * they were reconciled. `steps` gives per-name results (the last one repeats).
+ */
+function oneAtATime(steps: Record<string, Step[]> = {}): Reconciler & { order: string[]; finish(): Promise<void> } {
+  const order: string[] = [];
+  const counts = new Map<string, number>();
+  let release: (() => void) | undefined;
+  return {
+    order,
+    async reconcile(req, ctx) {
+      order.push(req.name);
+      await new Promise<void>((resolve) => {
+        release = resolve;
+      });
+      const n = counts.get(req.name) ?? 0;
+      counts.set(req.name, n + 1);
+      const list = steps[req.name] ?? [];
+      const step = list[Math.min(n, list.length - 1)];
+      return step ? step(req, ctx) : done();
+    },
+    async finish() {
+      const current = release;
+      release = undefined;
+      current?.();
+      await settle();
+    },
+  };
 }
 
 describe('Controller', () => {
@@ -413,6 +447,178 @@ describe('Controller', () => {
     finish?.();
     await eventually(() => h?.controller.queue.inFlight() === 0);
     expect(await metricValue(h.metrics, 'controller_runtime_active_workers', {})).to.equal(0);
+  });
+
+  describe('priorities: new work first', () => {
+    const backlog = ['b0', 'b1', 'b2', 'b3'];
+
+    /** Starts a one-worker controller whose cache holds `backlog` (its initial list). */
+    async function startWithBacklog(r: ReturnType<typeof oneAtATime>): Promise<FakeInformer<KubeObject>> {
+      const source = new FakeInformerSource();
+      const informer = source.informer(Widget);
+      for (const name of backlog) informer.objects.set(`ns/${name}`, widget(name, { resourceVersion: '1' }));
+      h = harness(r, (b) => b.for(Widget), { maxConcurrentReconciles: 1 }, source);
+      await eventually(() => r.order.length === 1, 2000, 'b0 to start');
+      return informer;
+    }
+
+    /** Lets reconciles finish one by one until `total` have started, then finishes the last. */
+    async function finishAll(r: ReturnType<typeof oneAtATime>, total: number): Promise<void> {
+      while (r.order.length < total) {
+        const started = r.order.length;
+        await r.finish();
+        await eventually(() => r.order.length > started, 2000, `reconcile ${started + 1}`);
+      }
+      await r.finish();
+    }
+
+    const eventCases: Record<string, { fire(inf: FakeInformer<KubeObject>): void; want: 'before' | 'after' }> = {
+      'a create seen after start goes before the initial list': {
+        fire: (inf) => inf.upsert(widget('x', { resourceVersion: '5' })),
+        want: 'before',
+      },
+      'an add from an initial list goes behind it': {
+        fire: (inf) => inf.upsert(widget('x', { resourceVersion: '5' }), { initialList: true }),
+        want: 'after',
+      },
+      'a spec update goes before the initial list': {
+        fire: (inf) => {
+          inf.objects.set('ns/x', widget('x', { resourceVersion: '5' }));
+          inf.upsert(widget('x', { resourceVersion: '6', generation: 2 }));
+        },
+        want: 'before',
+      },
+      'an annotation update goes before the initial list': {
+        fire: (inf) => {
+          inf.objects.set('ns/x', widget('x', { resourceVersion: '5' }));
+          inf.upsert(widget('x', { resourceVersion: '6', annotations: { paused: 'true' } }));
+        },
+        want: 'before',
+      },
+      'an update that changed nothing (a resync) goes behind it': {
+        fire: (inf) => {
+          inf.objects.set('ns/x', widget('x', { resourceVersion: '5' }));
+          inf.upsert(widget('x', { resourceVersion: '5' }));
+        },
+        want: 'after',
+      },
+      'a delete goes before the initial list': {
+        fire: (inf) => {
+          inf.objects.set('ns/x', widget('x', { resourceVersion: '5' }));
+          inf.remove(widget('x', { resourceVersion: '5' }));
+        },
+        want: 'before',
+      },
+    };
+    for (const [name, tc] of Object.entries(eventCases)) {
+      it(name, async () => {
+        const r = oneAtATime();
+        const inf = await startWithBacklog(r);
+        tc.fire(inf);
+        await finishAll(r, backlog.length + 1);
+        const rest = backlog.slice(1);
+        expect(r.order).to.deep.equal(tc.want === 'before' ? ['b0', 'x', ...rest] : ['b0', ...rest, 'x']);
+      });
+    }
+
+    it('through a real informer: the listed objects wait behind one the watch then reports', async () => {
+      const lw = new FakeListerWatcher();
+      for (const name of backlog) lw.put(name);
+      const { logger } = captureLogger();
+      const informers = new InformerFactory({ lw, logger, reflector: { backoff: { initialMs: 2, maxMs: 10 } } });
+      const r = oneAtATime();
+      const c = new ControllerBuilder('widgets', { informers, logger }).for(Widget).complete(r);
+      informers.start();
+      const ac = new AbortController();
+      const running = c.start(ac.signal);
+      try {
+        await eventually(() => r.order.length === 1 && lw.current !== undefined, 2000, 'first reconcile and the watch');
+        lw.current?.send('ADDED', lw.put('x'));
+        await eventually(() => c.queue.len() === backlog.length, 2000, 'x queued');
+        await finishAll(r, backlog.length + 1);
+        expect(r.order[1], 'the watched create goes next').to.equal('x');
+        expect([...r.order].sort()).to.deep.equal([...backlog, 'x'].sort());
+      } finally {
+        ac.abort();
+        await running;
+        await informers.stop();
+      }
+    });
+
+    const requeueCases: Record<string, { steps: Step[]; want: 'before' | 'after' }> = {
+      'a requeueAfter re-check waits behind the backlog': {
+        steps: [() => requeueAfter(10), () => done()],
+        want: 'after',
+      },
+      'a requeueAfter naming Priority.Normal goes before the backlog': {
+        steps: [() => requeueAfter(10, { priority: Priority.Normal }), () => done()],
+        want: 'before',
+      },
+      'an error retry keeps the priority of the create': {
+        steps: [
+          () => {
+            throw new Error('boom');
+          },
+          () => done(),
+        ],
+        want: 'before',
+      },
+    };
+    for (const [name, tc] of Object.entries(requeueCases)) {
+      it(name, async () => {
+        const r = oneAtATime({ x: tc.steps });
+        const inf = await startWithBacklog(r);
+        inf.upsert(widget('x', { resourceVersion: '5' }));
+        await r.finish(); // b0
+        await eventually(() => r.order.length === 2, 2000, 'x');
+        await r.finish(); // x, which requeues itself
+        await eventually(() => r.order.length === 3, 2000, 'b1');
+        h?.clock.advance(10); // past both the requeueAfter and the first backoff
+        await finishAll(r, backlog.length + 2);
+        const rest = backlog.slice(2);
+        expect(r.order).to.deep.equal(
+          tc.want === 'before' ? ['b0', 'x', 'b1', 'x', ...rest] : ['b0', 'x', 'b1', ...rest, 'x'],
+        );
+      });
+    }
+
+    it('requeueAfter carries a priority only when given one, and only an integer', () => {
+      expect(requeueAfter(5)).to.deep.equal({ type: 'requeueAfter', afterMs: 5 });
+      expect(requeueAfter(5, { priority: Priority.Normal })).to.deep.equal({ type: 'requeueAfter', afterMs: 5, priority: 0 });
+      expect(() => requeueAfter(5, { priority: 0.5 })).to.throw(RangeError);
+    });
+
+    it('tells the reconciler the priority its key was queued at', async () => {
+      const r = scripted(() => done());
+      const source = new FakeInformerSource();
+      source.informer(Widget).objects.set('ns/old', widget('old'));
+      h = harness(r, undefined, {}, source);
+      await eventually(() => r.calls.length === 1);
+      source.informer(Widget).upsert(widget('new'));
+      await eventually(() => r.calls.length === 2);
+      expect(r.calls.map((c) => [c.req.name, c.ctx.priority])).to.deep.equal([
+        ['old', Priority.Low],
+        ['new', Priority.Normal],
+      ]);
+    });
+
+    it('an error retry of an initial-list key stays behind new work', async () => {
+      const r = oneAtATime({
+        b0: [
+          () => {
+            throw new Error('boom');
+          },
+          () => done(),
+        ],
+      });
+      const inf = await startWithBacklog(r);
+      await r.finish(); // b0 fails
+      await eventually(() => r.order.length === 2, 2000, 'b1');
+      h?.clock.advance(5);
+      inf.upsert(widget('x', { resourceVersion: '5' }));
+      await finishAll(r, backlog.length + 2);
+      expect(r.order).to.deep.equal(['b0', 'b1', 'x', 'b2', 'b3', 'b0']);
+    });
   });
 
   it('rejects misuse at build time', () => {

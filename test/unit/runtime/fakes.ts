@@ -53,14 +53,14 @@ export class FakeInformer<T extends KubeObject> implements Informer<T> {
     return this.started;
   }
 
-  /** Stores `obj` and fires add or update. */
-  upsert(obj: T): void {
+  /** Stores `obj` and fires add (as a live event unless `initialList`) or update. */
+  upsert(obj: T, { initialList = false }: { initialList?: boolean } = {}): void {
     const key = keyString(keyOf(obj));
     const old = this.objects.get(key);
     this.objects.set(key, obj);
     for (const h of this.handlers) {
       if (old) h.onUpdate?.(old, obj);
-      else h.onAdd?.(obj);
+      else h.onAdd?.(obj, initialList);
     }
   }
 

@@ -97,6 +97,26 @@ describe('SharedInformer', () => {
     expect(lw.current?.opts.resourceVersion).to.equal(lw.version());
   });
 
+  it('tells handlers which adds came from the initial list: the first list and a late replay, not watch or relist adds', async () => {
+    const lw = new FakeListerWatcher();
+    lw.put('listed');
+    const inf = make(lw);
+    const seen: string[] = [];
+    inf.addEventHandler({ onAdd: (o, initial) => seen.push(`${o.metadata?.name} ${initial ? 'initial' : 'live'}`) });
+    inf.start();
+    await inf.waitForSync();
+    await eventually(() => expect(lw.current).to.not.equal(undefined));
+    lw.current?.send('ADDED', lw.put('watched'));
+    await eventually(() => expect(seen).to.have.length(2));
+    lw.put('missed');
+    lw.current?.fail(new ApiError(410, 'Expired', 'too old resource version'));
+    await eventually(() => expect(seen).to.have.length(3));
+    const late: string[] = [];
+    inf.addEventHandler({ onAdd: (o, initial) => late.push(`${o.metadata?.name} ${initial ? 'initial' : 'live'}`) });
+    expect(seen).to.deep.equal(['listed initial', 'watched live', 'missed live']);
+    expect(late.sort()).to.deep.equal(['listed initial', 'missed initial', 'watched initial']);
+  });
+
   it('resumes the watch from the last bookmark after a non-410 error, without relisting', async () => {
     const lw = new FakeListerWatcher();
     const inf = make(lw);

@@ -54,6 +54,7 @@ describe('Metrics', () => {
       'controller_runtime_reconcile_time_seconds_count{controller="widgets"} 1',
       'workqueue_adds_total{name="widgets"} 1',
       'workqueue_depth{name="widgets"} 0',
+      'workqueue_depth_by_priority{name="widgets",priority="0"} 0',
       'workqueue_unfinished_work_seconds{name="widgets"} 1.5',
       'workqueue_longest_running_processor_seconds{name="widgets"} 1.5',
       'leader_election_master_status{name="my-lease"} 1',

@@ -8,7 +8,13 @@ import {
   defaultControllerRateLimiter,
 } from '../../../operator/runtime/rate-limiter';
 import { done, type Reconciler } from '../../../operator/runtime/reconcile';
-import { WorkQueue, type WorkQueueMetrics, type WorkQueueMetricsProvider } from '../../../operator/runtime/workqueue';
+import {
+  Priority,
+  WorkQueue,
+  type QueueItem,
+  type WorkQueueMetrics,
+  type WorkQueueMetricsProvider,
+} from '../../../operator/runtime/workqueue';
 import { FakeInformerSource, captureLogger, eventually, settle, testKind } from './fakes';
 
 function queue(clock = new FakeClock()): { q: WorkQueue; clock: FakeClock } {
@@ -138,6 +144,206 @@ describe('WorkQueue', () => {
       const { q } = queue();
       await q.shutDownWithDrain();
       expect(q.isShuttingDown()).to.equal(true);
+    });
+  });
+
+  describe('priorities', () => {
+    const High = Priority.Normal;
+    const Low = Priority.Low;
+
+    /** Takes every ready key, marking each done, as a single worker would. */
+    async function drain(q: WorkQueue): Promise<QueueItem[]> {
+      const out: QueueItem[] = [];
+      while (q.len() > 0) {
+        const item = await q.getWithPriority();
+        if (!item) break;
+        out.push(item);
+        q.done(item.key);
+      }
+      return out;
+    }
+
+    it('hands out a new high-priority key next, with 10,000 low-priority keys queued', async () => {
+      const { q } = queue();
+      for (let i = 0; i < 10_000; i++) q.addWithOptions(`low-${i}`, { priority: Low });
+      q.add('new');
+      expect(await q.getWithPriority()).to.deep.equal({ key: 'new', priority: High });
+      expect(await q.get(), 'then the backlog, oldest first').to.equal('low-0');
+      expect(q.len()).to.equal(9_999);
+    });
+
+    it('keeps FIFO order within a priority through thousands of removals from the middle', async () => {
+      const { q } = queue();
+      const n = 5_000;
+      for (let i = 0; i < n; i++) q.addWithOptions(`k-${i}`, { priority: Low });
+      const raised = Array.from({ length: n }, (_, i) => `k-${i}`).filter((_, i) => i % 3 === 0);
+      for (const k of raised) q.add(k);
+      const got = (await drain(q)).map((i) => i.key);
+      const isRaised = new Set(raised);
+      const rest = Array.from({ length: n }, (_, i) => `k-${i}`).filter((_, i) => i % 3 !== 0);
+      // The starvation limit interleaves the two; each priority on its own stays in order.
+      expect(got.filter((k) => isRaised.has(k))).to.deep.equal(raised);
+      expect(got.filter((k) => !isRaised.has(k))).to.deep.equal(rest);
+      expect(got).to.have.length(n);
+      expect(q.len()).to.equal(0);
+    });
+
+    const dedupCases: Record<
+      string,
+      { act(q: WorkQueue, clock: FakeClock): Promise<void> | void; want: Array<[key: string, priority: number]> }
+    > = {
+      'a queued key re-added at a higher priority moves ahead of the lower ones': {
+        act: (q) => {
+          q.addWithOptions('a', { priority: Low });
+          q.addWithOptions('b', { priority: Low });
+          q.addWithOptions('b', { priority: High });
+        },
+        want: [['b', High], ['a', Low]],
+      },
+      'a queued key re-added at a lower priority keeps its higher one': {
+        act: (q) => {
+          q.addWithOptions('a', { priority: Low });
+          q.addWithOptions('b', { priority: High });
+          q.addWithOptions('b', { priority: Low });
+        },
+        want: [['b', High], ['a', Low]],
+      },
+      'a delayed key added again at once is ready now, at the higher priority': {
+        act: (q) => {
+          q.addWithOptions('a', { priority: Low });
+          q.addWithOptions('b', { priority: High, afterMs: 1000 });
+          q.addWithOptions('b', { priority: Low });
+        },
+        want: [['b', High], ['a', Low]],
+      },
+      'a delayed key keeps the earlier ready time and the higher priority': {
+        act: (q, clock) => {
+          q.addWithOptions('b', { priority: High, afterMs: 100 });
+          q.addWithOptions('b', { priority: Low, afterMs: 50 });
+          q.addWithOptions('b', { priority: Low, afterMs: 500 });
+          clock.advance(49);
+          q.addWithOptions('a', { priority: Low });
+          clock.advance(1);
+        },
+        want: [['b', High], ['a', Low]],
+      },
+      'a key re-added while in flight runs once more, at the higher of the re-add priorities': {
+        act: async (q) => {
+          q.addWithOptions('b', { priority: Low });
+          const b = await q.get();
+          q.addWithOptions('a', { priority: Low });
+          q.addWithOptions('b', { priority: Low });
+          q.addWithOptions('b', { priority: High });
+          expect(q.len(), 'b is not handed to a second worker').to.equal(1);
+          q.done(b ?? '');
+        },
+        want: [['b', High], ['a', Low]],
+      },
+      'a rate-limited key comes back at its priority, ahead of older low-priority keys': {
+        act: (q, clock) => {
+          q.addWithOptions('b', { priority: High, rateLimited: true });
+          q.addWithOptions('a', { priority: Low });
+          clock.advance(5);
+        },
+        want: [['b', High], ['a', Low]],
+      },
+    };
+    for (const [name, tc] of Object.entries(dedupCases)) {
+      it(`dedup: ${name}`, async () => {
+        const { q, clock } = queue();
+        await tc.act(q, clock);
+        const got = await drain(q);
+        expect(got.map((i) => [i.key, i.priority])).to.deep.equal(tc.want);
+        expect(clock.pending(), 'no stray timers').to.equal(0);
+      });
+    }
+
+    it('serves a rate-limited retry ahead of the backlog once its backoff has passed', async () => {
+      const { q, clock } = queue();
+      q.addWithOptions('new', { priority: High, rateLimited: true });
+      for (let i = 0; i < 3; i++) q.addWithOptions(`low-${i}`, { priority: Low });
+      expect(await q.get()).to.equal('low-0');
+      q.done('low-0');
+      clock.advance(5);
+      expect(await q.getWithPriority()).to.deep.equal({ key: 'new', priority: High });
+    });
+
+    const starvationCases: Record<string, { starvationLimit?: number; wantLowShare: number }> = {
+      'default: one hand-out in ten goes to the backlog': { wantLowShare: 10 },
+      'starvationLimit 2: one in three': { starvationLimit: 2, wantLowShare: 3 },
+      'starvationLimit 0: strictly by age': { starvationLimit: 0, wantLowShare: 1 },
+    };
+    for (const [name, tc] of Object.entries(starvationCases)) {
+      it(`no starvation under a steady stream of high-priority adds (${name})`, async () => {
+        const clock = new FakeClock();
+        const q = new WorkQueue({
+          name: 't',
+          clock,
+          ...(tc.starvationLimit === undefined ? {} : { starvationLimit: tc.starvationLimit }),
+        });
+        for (let i = 0; i < 100; i++) q.addWithOptions(`low-${i}`, { priority: Low });
+        const served: string[] = [];
+        // Two new high-priority keys per hand-out: more than the worker can keep up with.
+        for (let round = 0; round < 60; round++) {
+          q.add(`high-${round}-a`);
+          q.add(`high-${round}-b`);
+          const key = (await q.get()) ?? '';
+          served.push(key);
+          q.done(key);
+        }
+        const lows = served.filter((k) => k.startsWith('low-'));
+        expect(lows, 'the backlog progresses, oldest first').to.deep.equal(
+          Array.from({ length: 60 / tc.wantLowShare }, (_, i) => `low-${i}`),
+        );
+        let run = 0;
+        let longestRun = 0;
+        for (const k of served) {
+          run = k.startsWith('high-') ? run + 1 : 0;
+          longestRun = Math.max(longestRun, run);
+        }
+        expect(longestRun, 'high-priority hand-outs in a row').to.equal(tc.wantLowShare - 1);
+      });
+    }
+
+    it('serves equal priorities in FIFO order', async () => {
+      const { q } = queue();
+      for (const k of ['a', 'b', 'c']) q.addWithOptions(k, { priority: Low });
+      for (const k of ['x', 'y']) q.add(k);
+      expect((await drain(q)).map((i) => i.key)).to.deep.equal(['x', 'y', 'a', 'b', 'c']);
+    });
+
+    it('rejects a priority that is not an integer', () => {
+      const { q } = queue();
+      expect(() => q.addWithOptions('a', { priority: Number.NaN })).to.throw(RangeError);
+      expect(() => q.addWithOptions('a', { priority: 0.5 })).to.throw(RangeError);
+    });
+
+    it('reports depth in total and by priority', async () => {
+      const depth: number[] = [];
+      const byPriority = new Map<number, number>();
+      const provider: WorkQueueMetricsProvider = {
+        workqueue: () => ({
+          setDepth: (n) => depth.push(n),
+          setPriorityDepth: (p, n) => byPriority.set(p, n),
+          incAdds: () => undefined,
+          incRetries: () => undefined,
+          observeQueueDuration: () => undefined,
+          observeWorkDuration: () => undefined,
+        }),
+      };
+      const q = new WorkQueue({ name: 'm', clock: new FakeClock(), metrics: provider });
+      q.addWithOptions('a', { priority: Low });
+      q.addWithOptions('b', { priority: Low });
+      q.add('c');
+      expect(Object.fromEntries(byPriority)).to.deep.equal({ [Low]: 2, [High]: 1 });
+      q.add('a');
+      expect(Object.fromEntries(byPriority), 'a raise moves the key').to.deep.equal({ [Low]: 1, [High]: 2 });
+      expect(Object.fromEntries(q.lenByPriority())).to.deep.equal({ [Low]: 1, [High]: 2 });
+      await q.get();
+      expect(depth.at(-1)).to.equal(2);
+      q.shutDown();
+      expect(Object.fromEntries(byPriority)).to.deep.equal({ [Low]: 0, [High]: 0 });
+      expect(depth.at(-1)).to.equal(0);
     });
   });
 
