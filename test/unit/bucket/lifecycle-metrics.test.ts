@@ -48,7 +48,7 @@ function fakeInformer(objects: StorageBucket[] = []) {
     cache: { list: () => objects },
     addEventHandler: (h) => {
       handler = h;
-      for (const o of objects) h.onAdd?.(o);
+      for (const o of objects) h.onAdd?.(o, true);
     },
   };
   return { informer, objects, events: () => handler };
@@ -86,7 +86,7 @@ describe('BucketLifecycleMetrics', () => {
     it('observes creation to the Ready transition once per uid', async () => {
       const { registry, events } = setup();
       const a = bucket('a');
-      events().onAdd?.(a.obj);
+      events().onAdd?.(a.obj, false);
       events().onUpdate?.(a.obj, structuredClone(bucket('a').ready(0, 'False').obj));
       const ready = bucket('a').ready(42).obj;
       events().onUpdate?.(a.obj, ready);
@@ -107,7 +107,7 @@ describe('BucketLifecycleMetrics', () => {
     it('is not recorded by a standby, which still remembers the bucket became Ready', async () => {
       let leading = false;
       const { registry, events } = setup([], { leader: () => leading });
-      events().onAdd?.(bucket('a').obj);
+      events().onAdd?.(bucket('a').obj, false);
       events().onUpdate?.(bucket('a').obj, bucket('a').ready(10).obj);
       leading = true;
       events().onUpdate?.(bucket('a').ready(10).obj, bucket('a').ready(10).obj);
