@@ -8,16 +8,10 @@ import type { V1OwnerReference, V1Secret, V1Service } from '@kubernetes/client-n
 import type { StorageBucket } from '../api/v1';
 import { API_VERSION, BUCKET_NAME_LABEL } from '../api/v1';
 import { ownerReference } from '../runtime/apply';
+import { accessSecretName, serviceName } from './names';
 
-/** Name of the owned Secret. */
-export function accessSecretName(bucketName: string): string {
-  return `${bucketName}-access`;
-}
-
-/** Name of the owned Service (the bucket's own name, so it is easy to find). */
-export function serviceName(bucketName: string): string {
-  return bucketName;
-}
+// Re-exported so the operator keeps one import point for its owned objects.
+export { accessSecretName, serviceName } from './names';
 
 /** The controller owner reference pointing at `bucket`. */
 export function ownerRef(bucket: StorageBucket): V1OwnerReference {
