@@ -4,7 +4,7 @@ import js from '@eslint/js';
 import tseslint from 'typescript-eslint';
 
 export default tseslint.config(
-  { ignores: ['node_modules/**', 'dist/**', 'imports/**', 'build/**', 'bench/results/**'] },
+  { ignores: ['node_modules/**', 'dist/**', 'imports/**', 'build/**', 'lib/**', 'bench/results/**'] },
   js.configs.recommended,
   ...tseslint.configs.recommended,
   {
@@ -36,8 +36,8 @@ export default tseslint.config(
       'no-restricted-imports': ['error', {
         patterns: [
           { group: ['**/operator/runtime/**', '**/operator/bucket/**', '**/operator/provider-client/**', '**/operator/main*',
-            '!**/operator/runtime/rbac', '!**/operator/bucket/rbac'],
-            message: 'infra/ imports only operator/api/ (and RBAC rule declarations).' },
+            '!**/operator/runtime/rbac', '!**/operator/bucket/rbac', '!**/operator/bucket/names'],
+            message: 'infra/ imports only operator/api/ (and RBAC rule declarations and owned-object names).' },
         ],
       }],
     },

@@ -1,15 +1,18 @@
 /**
- * A user's cdk8s app declaring buckets through the typed constructs in imports/. Run it with
- * `npx tsx examples/buckets.ts` to write examples/dist/buckets.k8s.yaml.
+ * A user's cdk8s app: the operator and some buckets, imported from the package by its name, as
+ * an app that installed it would (in this repository, tsconfig `paths` maps the name to the
+ * sources). Run it with `npx tsx examples/buckets.ts` to write examples/dist/.
  */
-import { App, Chart, type ChartProps } from 'cdk8s';
+import { App, Chart, Duration, type ChartProps } from 'cdk8s';
 import { k8s } from 'cdk8s-plus-28';
 import type { Construct } from 'constructs';
 import {
+  BucketOperator,
   BucketProviderConfig,
+  connectionSecretName,
   StorageBucket,
   StorageBucketSpecDeletionPolicy,
-} from '../imports/storage-storage.avalonhosting.example';
+} from 'bucketoperator';
 
 /** Properties of {@link BucketsChart}. */
 export interface BucketsChartProps extends ChartProps {
@@ -19,7 +22,10 @@ export interface BucketsChartProps extends ChartProps {
   readonly buckets: Readonly<Record<string, number>>;
 }
 
-/** A provider config, the Secret holding its key, and one StorageBucket per entry. */
+/**
+ * A provider config, the Secret holding its key, one StorageBucket per entry, and a ConfigMap
+ * telling an application which Secret holds each bucket's connection details.
+ */
 export class BucketsChart extends Chart {
   constructor(scope: Construct, id: string, props: BucketsChartProps) {
     super(scope, id, props);
@@ -32,8 +38,9 @@ export class BucketsChart extends Chart {
       metadata: { name: 'default' },
       spec: { endpoint: props.endpoint, secretRef: { name: 'provider-credentials', key: 'apiKey' } },
     });
+    const secrets: Record<string, string> = {};
     for (const [name, sizeGb] of Object.entries(props.buckets)) {
-      new StorageBucket(this, name, {
+      const bucket = new StorageBucket(this, name, {
         metadata: { name },
         spec: {
           region: 'eu-west-1',
@@ -43,16 +50,22 @@ export class BucketsChart extends Chart {
           deletionPolicy: StorageBucketSpecDeletionPolicy.DELETE,
         },
       });
+      secrets[`${name}-secret`] = connectionSecretName(bucket);
     }
+    new k8s.KubeConfigMap(this, 'bucket-secrets', { metadata: { name: 'bucket-secrets' }, data: secrets });
   }
 }
 
-if (require.main === module) {
-  const app = new App({ outdir: 'examples/dist' });
+/** The app: the operator in a chart without a namespace, the buckets in a team's chart. */
+export function buildExampleApp(outdir: string): App {
+  const app = new App({ outdir });
+  new BucketOperator(new Chart(app, 'operator'), 'operator', { driftInterval: Duration.minutes(5) });
   new BucketsChart(app, 'buckets', {
     namespace: 'team-a',
     endpoint: 'https://storage.example.com',
     buckets: { logs: 50, backups: 200 },
   });
-  app.synth();
+  return app;
 }
+
+if (require.main === module) buildExampleApp('examples/dist').synth();

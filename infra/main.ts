@@ -1,4 +1,4 @@
 /** Entry point for `cdk8s synth` (see cdk8s.yaml); `npm run synth` also regenerates imports/. */
-import { buildApp } from './app';
+import { synthDist } from './app';
 
-buildApp({ outdir: process.env['CDK8S_OUTDIR'] ?? 'dist' }).synth();
+synthDist({ outdir: process.env['CDK8S_OUTDIR'] ?? 'dist' });

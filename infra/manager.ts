@@ -1,12 +1,45 @@
 /**
  * The operator's runtime footprint: its ServiceAccount, Deployment and metrics Service (the
- * Namespace is a separate chart so RBAC can be applied into it before the Deployment). Uses the L1 classes so every security field is explicit;
- * cdk8s-plus defaults (2 replicas, token automount off, 1 CPU requests) do not fit an operator.
+ * Namespace is a separate part so RBAC can be applied into it before the Deployment). Uses the
+ * L1 classes so every security field is explicit; cdk8s-plus defaults (2 replicas, token
+ * automount off, 1 CPU requests) do not fit an operator.
  */
+import type { Duration } from 'cdk8s';
 import { Construct } from 'constructs';
 import { k8s } from 'cdk8s-plus-28';
 import { COMMON_LABELS, MANAGER_SELECTOR } from './labels';
 import { DEFAULT_OPERATOR_NAMESPACE } from './namespace';
+
+/** Log levels the operator's `--log-level` flag accepts. */
+export type LogLevel = 'debug' | 'info' | 'warn' | 'error';
+
+/** CPU and memory as Kubernetes quantities, e.g. `{ cpu: '100m', memory: '128Mi' }`. */
+export interface ResourceQuantities {
+  /** CPU quantity. */
+  readonly cpu?: string;
+  /** Memory quantity. */
+  readonly memory?: string;
+}
+
+/** Requests and limits of the manager container; unset fields keep their default. */
+export interface OperatorResources {
+  /**
+   * Requests.
+   * @default { cpu: '50m', memory: '128Mi' }
+   */
+  readonly requests?: ResourceQuantities;
+  /**
+   * Limits.
+   * @default { cpu: '500m', memory: '256Mi' }
+   */
+  readonly limits?: ResourceQuantities;
+}
+
+/** Default requests and limits: sized from the measured footprint, not the cdk8s-plus defaults. */
+export const DEFAULT_RESOURCES = {
+  requests: { cpu: '50m', memory: '128Mi' },
+  limits: { cpu: '500m', memory: '256Mi' },
+} as const;
 
 /** Properties of {@link OperatorManager}. */
 export interface OperatorManagerProps {
@@ -50,6 +83,46 @@ export interface OperatorManagerProps {
    * @default 8
    */
   readonly maxConcurrentReconciles?: number;
+  /**
+   * Run Lease leader election (required for more than one replica).
+   * @default true
+   */
+  readonly leaderElection?: boolean;
+  /**
+   * Container requests and limits.
+   * @default see {@link DEFAULT_RESOURCES}
+   */
+  readonly resources?: OperatorResources;
+  /**
+   * Operator log level.
+   * @default 'info'
+   */
+  readonly logLevel?: LogLevel;
+  /**
+   * Provider calls per second per endpoint.
+   * @default 20
+   */
+  readonly providerQps?: number;
+  /**
+   * Provider call burst per endpoint.
+   * @default 40
+   */
+  readonly providerBurst?: number;
+  /**
+   * Poll interval while a bucket is Provisioning or Resizing.
+   * @default Duration.seconds(3)
+   */
+  readonly pollInterval?: Duration;
+  /**
+   * Drift check interval once a bucket is Active.
+   * @default Duration.minutes(1)
+   */
+  readonly driftInterval?: Duration;
+  /**
+   * Extra labels of the manager's Pods (object labels are set by the caller).
+   * @default none
+   */
+  readonly podLabels?: Readonly<Record<string, string>>;
 }
 
 /** ServiceAccount, Deployment and metrics Service of the operator. */
@@ -74,18 +147,26 @@ export class OperatorManager extends Construct {
     }
     const name = 'bucketoperator-controller-manager';
     const labels = { ...COMMON_LABELS, ...MANAGER_SELECTOR };
+    const requests = { ...DEFAULT_RESOURCES.requests, ...props.resources?.requests };
+    const limits = { ...DEFAULT_RESOURCES.limits, ...props.resources?.limits };
 
     new k8s.KubeServiceAccount(this, 'service-account', {
       metadata: { name: this.serviceAccountName, namespace: this.namespace, labels: { ...COMMON_LABELS } },
       automountServiceAccountToken: true,
     });
 
+    // Every setting is rendered, defaults included, so the manifest alone tells what runs.
     const args = [
-      '--leader-elect=true',
+      `--leader-elect=${props.leaderElection ?? true}`,
       `--leader-election-namespace=${this.namespace}`,
       `--metrics-bind-address=0.0.0.0:${metricsPort}`,
       `--health-probe-bind-address=0.0.0.0:${healthPort}`,
       `--max-concurrent-reconciles=${maxConcurrent}`,
+      `--poll-interval=${durationFlag(props.pollInterval, 3000)}`,
+      `--drift-interval=${durationFlag(props.driftInterval, 60_000)}`,
+      `--provider-qps=${props.providerQps ?? 20}`,
+      `--provider-burst=${props.providerBurst ?? 40}`,
+      `--log-level=${props.logLevel ?? 'info'}`,
       ...(props.watchNamespace ? [`--watch-namespace=${props.watchNamespace}`] : []),
     ];
 
@@ -96,7 +177,7 @@ export class OperatorManager extends Construct {
         selector: { matchLabels: { ...MANAGER_SELECTOR } },
         strategy: { type: 'RollingUpdate', rollingUpdate: { maxUnavailable: k8s.IntOrString.fromNumber(0), maxSurge: k8s.IntOrString.fromNumber(1) } },
         template: {
-          metadata: { labels, annotations: { 'kubectl.kubernetes.io/default-container': 'manager' } },
+          metadata: { labels: { ...props.podLabels, ...labels }, annotations: { 'kubectl.kubernetes.io/default-container': 'manager' } },
           spec: {
             serviceAccountName: this.serviceAccountName,
             automountServiceAccountToken: true,
@@ -135,8 +216,8 @@ export class OperatorManager extends Construct {
                   periodSeconds: 10,
                 },
                 resources: {
-                  requests: { cpu: k8s.Quantity.fromString('50m'), memory: k8s.Quantity.fromString('128Mi') },
-                  limits: { cpu: k8s.Quantity.fromString('500m'), memory: k8s.Quantity.fromString('256Mi') },
+                  requests: { cpu: k8s.Quantity.fromString(requests.cpu), memory: k8s.Quantity.fromString(requests.memory) },
+                  limits: { cpu: k8s.Quantity.fromString(limits.cpu), memory: k8s.Quantity.fromString(limits.memory) },
                 },
                 securityContext: {
                   allowPrivilegeEscalation: false,
@@ -162,4 +243,15 @@ export class OperatorManager extends Construct {
       },
     });
   }
+}
+
+/**
+ * A Duration as the operator's duration flag syntax (`500ms`, `3s`, `2m`), in the largest unit
+ * that represents it exactly.
+ */
+export function durationFlag(value: Duration | undefined, fallbackMs: number): string {
+  const ms = value === undefined ? fallbackMs : value.toMilliseconds({ integral: false });
+  if (ms % 60_000 === 0) return `${ms / 60_000}m`;
+  if (ms % 1000 === 0) return `${ms / 1000}s`;
+  return `${ms}ms`;
 }

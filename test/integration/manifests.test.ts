@@ -7,7 +7,7 @@ import { expect } from 'chai';
 import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { buildApp } from '../../infra/app';
+import { synthDist } from '../../infra/app';
 import { REPO_ROOT } from '../../infra/generate';
 import { waitFor, type ControlPlane } from '../support/control-plane';
 import { applyDist } from '../support/dist';
@@ -186,7 +186,7 @@ describe('dist/ on a real control plane', function () {
       teamNs = await freshNamespace(cp, 'team');
       otherNs = await freshNamespace(cp, 'other');
       tmp = mkdtempSync(join(tmpdir(), 'bucketoperator-nsmode-'));
-      buildApp({ outdir: tmp, rbacMode: 'namespace', manager: { namespace: 'bucketoperator-nsmode', watchNamespace: teamNs } }).synth();
+      synthDist({ outdir: tmp, operator: { namespace: 'bucketoperator-nsmode', mode: 'namespace', watchNamespace: teamNs } });
       for (const f of ['01-namespace.yaml', '02-rbac.yaml', '03-manager.yaml']) {
         const res = await cp.kubectl(['apply', '-f', '-'], { input: readFileSync(join(tmp, f), 'utf8') });
         expect(res.code, res.stderr).to.equal(0);

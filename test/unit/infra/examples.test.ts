@@ -1,8 +1,10 @@
 import { expect } from 'chai';
 import { Testing } from 'cdk8s';
-import { BucketsChart } from '../../../examples/buckets';
+import { BucketsChart, buildExampleApp } from '../../../examples/buckets';
 
-describe('example app using the typed imports', () => {
+type Obj = { kind: string; metadata: { name: string; namespace?: string }; spec?: Record<string, unknown>; data?: Record<string, string> };
+
+describe('example app using the package', () => {
   it('synthesizes StorageBuckets with the API field names', () => {
     const app = Testing.app();
     const chart = new BucketsChart(app, 'buckets', {
@@ -10,7 +12,7 @@ describe('example app using the typed imports', () => {
       endpoint: 'https://storage.example.com',
       buckets: { logs: 50 },
     });
-    const objs = Testing.synth(chart) as Array<{ kind: string; metadata: { name: string }; spec?: Record<string, unknown> }>;
+    const objs = Testing.synth(chart) as Obj[];
     const bucket = objs.find((o) => o.kind === 'StorageBucket');
     expect(bucket?.metadata.name).to.equal('logs');
     expect(bucket?.spec).to.deep.equal({
@@ -20,5 +22,14 @@ describe('example app using the typed imports', () => {
       providerRef: { name: 'default' },
       deletionPolicy: 'Delete',
     });
+    expect(objs.find((o) => o.kind === 'ConfigMap')?.data).to.deep.equal({ 'logs-secret': 'logs-access' });
+  });
+
+  it('installs the operator beside the buckets', () => {
+    const app = buildExampleApp('unused');
+    const objs = app.charts.flatMap((c) => Testing.synth(c) as Obj[]);
+    const deployment = objs.find((o) => o.kind === 'Deployment');
+    expect(deployment?.metadata.namespace).to.equal('bucketoperator-system');
+    expect(objs.filter((o) => o.kind === 'StorageBucket').map((o) => o.metadata.namespace)).to.deep.equal(['team-a', 'team-a']);
   });
 });

@@ -1,0 +1,255 @@
+/**
+ * `BucketOperator`: everything a cluster needs to run the operator, as one construct a cdk8s
+ * app adds to any chart. dist/ is this construct's default rendering (see app.ts), so the YAML
+ * a GitOps user applies and the construct a cdk8s user adds cannot drift apart.
+ */
+import { ApiObject, JsonPatch, type Duration } from 'cdk8s';
+import { Construct } from 'constructs';
+import { OperatorCrds } from './crds';
+import { MANAGER_SELECTOR } from './labels';
+import { OperatorManager, type LogLevel, type OperatorResources } from './manager';
+import { DEFAULT_OPERATOR_NAMESPACE, OperatorNamespace } from './namespace';
+import { OperatorRbac, type RbacMode } from './rbac';
+
+/** Where the operator watches: every namespace, or one. */
+export type OperatorMode = RbacMode;
+
+/** Properties of {@link BucketOperator}. */
+export interface BucketOperatorProps {
+  /**
+   * Namespace the operator runs in. The chart's namespace is deliberately not used: most of
+   * what this construct renders is cluster-scoped, and a chart's namespace usually names the
+   * users' namespace, not the operator's.
+   * @default 'bucketoperator-system'
+   */
+  readonly namespace?: string;
+  /**
+   * Render the Namespace object (labelled for Pod Security `restricted`). Turn it off when the
+   * namespace is created elsewhere.
+   * @default true
+   */
+  readonly createNamespace?: boolean;
+  /**
+   * Operator image.
+   * @default 'bucketoperator:0.1.0'
+   */
+  readonly image?: string;
+  /**
+   * Manager replicas; more than one needs `leaderElection`, since only the Lease holder may
+   * reconcile.
+   * @default 1
+   */
+  readonly replicas?: number;
+  /**
+   * `cluster`: watch all namespaces with a ClusterRole; `namespace`: watch only
+   * `watchNamespace`, with a Role there.
+   * @default 'cluster'
+   */
+  readonly mode?: OperatorMode;
+  /**
+   * The namespace to watch; required in `namespace` mode and refused in `cluster` mode.
+   * @default undefined
+   */
+  readonly watchNamespace?: string;
+  /**
+   * Lease leader election.
+   * @default true
+   */
+  readonly leaderElection?: boolean;
+  /**
+   * Requests and limits of the manager container; unset fields keep their default.
+   * @default requests 50m CPU / 128Mi, limits 500m CPU / 256Mi
+   */
+  readonly resources?: OperatorResources;
+  /**
+   * Operator log level.
+   * @default 'info'
+   */
+  readonly logLevel?: LogLevel;
+  /**
+   * Provider calls per second, per provider endpoint (a positive integer).
+   * @default 20
+   */
+  readonly providerQps?: number;
+  /**
+   * Provider call burst, per provider endpoint (a positive integer).
+   * @default 40
+   */
+  readonly providerBurst?: number;
+  /**
+   * How often a bucket is polled while Provisioning or Resizing.
+   * @default Duration.seconds(3)
+   */
+  readonly pollInterval?: Duration;
+  /**
+   * How often an Active bucket is checked for drift at the provider.
+   * @default Duration.minutes(1)
+   */
+  readonly driftInterval?: Duration;
+  /**
+   * Reconciles run in parallel (a positive integer).
+   * @default 8
+   */
+  readonly maxConcurrentReconciles?: number;
+  /**
+   * Also render the aggregated `bucketoperator-editor`/`-viewer` ClusterRoles, so namespace
+   * admins, editors and viewers may use the custom resources.
+   * @default true
+   */
+  readonly userRoles?: boolean;
+  /**
+   * Extra labels for every object and the manager's Pods. The selector keys
+   * `app.kubernetes.io/name` and `app.kubernetes.io/component` are refused.
+   * @default none
+   */
+  readonly labels?: Readonly<Record<string, string>>;
+}
+
+/** Kinds without a namespace; cdk8s would otherwise stamp the chart's namespace onto them. */
+const CLUSTER_SCOPED_KINDS: ReadonlySet<string> = new Set([
+  'CustomResourceDefinition',
+  'Namespace',
+  'ClusterRole',
+  'ClusterRoleBinding',
+  'ValidatingAdmissionPolicy',
+  'ValidatingAdmissionPolicyBinding',
+]);
+
+/** ServiceAccount of the manager; fixed, since RoleBindings and docs name it. */
+const DEFAULT_SERVICE_ACCOUNT = 'bucketoperator-controller-manager';
+
+const MODES: readonly OperatorMode[] = ['cluster', 'namespace'];
+const LOG_LEVELS: readonly LogLevel[] = ['debug', 'info', 'warn', 'error'];
+const DNS_LABEL = /^[a-z0-9]([-a-z0-9]*[a-z0-9])?$/;
+const QUANTITY = /^(\d+(\.\d+)?|\.\d+)(m|k|M|G|T|P|E|Ki|Mi|Gi|Ti|Pi|Ei)?$/;
+// Kubernetes label syntax: an optional DNS-subdomain prefix, a name of up to 63 characters.
+const LABEL_KEY = /^([a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*\/)?[A-Za-z0-9]([-A-Za-z0-9_.]{0,61}[A-Za-z0-9])?$/;
+const LABEL_VALUE = /^([A-Za-z0-9]([-A-Za-z0-9_.]{0,61}[A-Za-z0-9])?)?$/;
+
+/**
+ * The operator, installed: CRDs, Namespace, RBAC, ServiceAccount, Deployment and metrics
+ * Service. Works in a chart with or without a namespace: cluster-scoped objects never get one.
+ */
+export class BucketOperator extends Construct {
+  /** Namespace the operator runs in. */
+  public readonly namespace: string;
+  /** ServiceAccount the operator runs as. */
+  public readonly serviceAccountName: string;
+  /** The CustomResourceDefinitions. */
+  public readonly crds: OperatorCrds;
+  /** The Namespace, unless `createNamespace` is false. */
+  public readonly operatorNamespace?: OperatorNamespace;
+  /** Roles, ClusterRoles and their bindings. */
+  public readonly rbac: OperatorRbac;
+  /** ServiceAccount, Deployment and metrics Service. */
+  public readonly manager: OperatorManager;
+
+  constructor(scope: Construct, id: string, props: BucketOperatorProps = {}) {
+    super(scope, id);
+    validate(props);
+    this.namespace = props.namespace ?? DEFAULT_OPERATOR_NAMESPACE;
+    const mode = props.mode ?? 'cluster';
+    this.serviceAccountName = DEFAULT_SERVICE_ACCOUNT;
+
+    this.crds = new OperatorCrds(this, 'crds');
+    if (props.createNamespace ?? true) {
+      this.operatorNamespace = new OperatorNamespace(this, 'namespace', { name: this.namespace });
+    }
+    // RBAC before the manager, so a single-file rendering applies the permissions first.
+    this.rbac = new OperatorRbac(this, 'rbac', {
+      operatorNamespace: this.namespace,
+      serviceAccountName: this.serviceAccountName,
+      mode,
+      watchNamespace: props.watchNamespace,
+      userRoles: props.userRoles,
+    });
+    this.manager = new OperatorManager(this, 'manager', {
+      namespace: this.namespace,
+      serviceAccountName: this.serviceAccountName,
+      image: props.image,
+      replicas: props.replicas,
+      watchNamespace: props.watchNamespace,
+      leaderElection: props.leaderElection,
+      resources: props.resources,
+      logLevel: props.logLevel,
+      providerQps: props.providerQps,
+      providerBurst: props.providerBurst,
+      pollInterval: props.pollInterval,
+      driftInterval: props.driftInterval,
+      maxConcurrentReconciles: props.maxConcurrentReconciles,
+      podLabels: props.labels,
+    });
+
+    // Done once over the whole subtree rather than in each part, so a part added later
+    // (and parts whose internals belong to other files) get the same treatment.
+    for (const obj of this.node.findAll().filter(ApiObject.isApiObject)) {
+      for (const [key, value] of Object.entries(props.labels ?? {})) obj.metadata.addLabel(key, value);
+      if (CLUSTER_SCOPED_KINDS.has(obj.kind) && obj.metadata.namespace !== undefined) {
+        obj.addJsonPatch(JsonPatch.remove('/metadata/namespace'));
+      }
+    }
+  }
+}
+
+/** Refuses props the operator or the API server would reject, naming the prop. */
+function validate(props: BucketOperatorProps): void {
+  const fail = (message: string): never => {
+    throw new Error(`BucketOperator: ${message}`);
+  };
+  const mode = props.mode ?? 'cluster';
+  if (!MODES.includes(mode)) fail(`props.mode must be 'cluster' or 'namespace', got '${String(mode)}'`);
+  const namespace = props.namespace ?? DEFAULT_OPERATOR_NAMESPACE;
+  if (!isDnsLabel(namespace)) fail(`props.namespace must be a DNS label, got '${namespace}'`);
+  if (mode === 'namespace') {
+    if (!props.watchNamespace) fail("props.watchNamespace is required when props.mode is 'namespace'");
+    else if (!isDnsLabel(props.watchNamespace)) fail(`props.watchNamespace must be a DNS label, got '${props.watchNamespace}'`);
+  } else if (props.watchNamespace !== undefined) {
+    fail("props.watchNamespace is only valid when props.mode is 'namespace'");
+  }
+  if (props.image !== undefined && props.image.trim() === '') fail('props.image must not be empty');
+
+  const replicas = props.replicas ?? 1;
+  positiveInteger('props.replicas', replicas, fail);
+  if (replicas > 1 && props.leaderElection === false) {
+    fail(`props.replicas is ${replicas}, which needs props.leaderElection: without it every replica would reconcile`);
+  }
+  positiveInteger('props.providerQps', props.providerQps ?? 20, fail);
+  positiveInteger('props.providerBurst', props.providerBurst ?? 40, fail);
+  positiveInteger('props.maxConcurrentReconciles', props.maxConcurrentReconciles ?? 8, fail);
+  if (props.logLevel !== undefined && !LOG_LEVELS.includes(props.logLevel)) {
+    fail(`props.logLevel must be one of ${LOG_LEVELS.join(', ')}, got '${String(props.logLevel)}'`);
+  }
+  for (const name of ['pollInterval', 'driftInterval'] as const) interval(`props.${name}`, props[name], fail);
+
+  for (const kind of ['requests', 'limits'] as const) {
+    for (const [resource, quantity] of Object.entries(props.resources?.[kind] ?? {})) {
+      if (typeof quantity !== 'string' || !QUANTITY.test(quantity)) {
+        fail(`props.resources.${kind}.${resource} must be a Kubernetes quantity such as '100m' or '128Mi', got '${String(quantity)}'`);
+      }
+    }
+  }
+
+  for (const [key, value] of Object.entries(props.labels ?? {})) {
+    if (key in MANAGER_SELECTOR) fail(`props.labels must not set '${key}': the operator's selectors use it`);
+    if (!LABEL_KEY.test(key) || key.length > 317) fail(`props.labels has an invalid key '${key}'`);
+    if (typeof value !== 'string' || !LABEL_VALUE.test(value)) fail(`props.labels['${key}'] has an invalid value '${String(value)}'`);
+  }
+}
+
+function isDnsLabel(name: string): boolean {
+  return DNS_LABEL.test(name) && name.length <= 63;
+}
+
+function positiveInteger(name: string, value: number, fail: (message: string) => never): void {
+  if (!Number.isInteger(value) || value < 1) fail(`${name} must be a positive integer, got ${String(value)}`);
+}
+
+function interval(name: string, value: Duration | undefined, fail: (message: string) => never): void {
+  if (value === undefined) return;
+  // Duck-typed rather than instanceof: an app may load a second copy of cdk8s.
+  if (typeof (value as Partial<Duration>).toMilliseconds !== 'function') {
+    fail(`${name} must be a cdk8s Duration such as Duration.seconds(3), got ${JSON.stringify(value)}`);
+  }
+  const ms = value.toMilliseconds({ integral: false });
+  if (!Number.isInteger(ms) || ms < 1) fail(`${name} must be a whole number of milliseconds, at least 1, got ${ms}ms`);
+}
