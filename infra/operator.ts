@@ -135,14 +135,17 @@ export class BucketOperator extends Construct {
   public readonly namespace: string;
   /** ServiceAccount the operator runs as. */
   public readonly serviceAccountName: string;
+  // The parts are typed as plain Constructs on purpose: the part classes' props name the
+  // operator's API types, and exposing them would pull @kubernetes/client-node's declarations
+  // into every consumer's compile. Construct is enough to place a part or depend on it.
   /** The CustomResourceDefinitions. */
-  public readonly crds: OperatorCrds;
+  public readonly crds: Construct;
   /** The Namespace, unless `createNamespace` is false. */
-  public readonly operatorNamespace?: OperatorNamespace;
+  public readonly operatorNamespace?: Construct;
   /** Roles, ClusterRoles and their bindings. */
-  public readonly rbac: OperatorRbac;
+  public readonly rbac: Construct;
   /** ServiceAccount, Deployment and metrics Service. */
-  public readonly manager: OperatorManager;
+  public readonly manager: Construct;
 
   constructor(scope: Construct, id: string, props: BucketOperatorProps = {}) {
     super(scope, id);
