@@ -104,4 +104,9 @@ describe('Manager (fake informers, in-memory Lease)', () => {
     idle.add(build(idle));
     expect(() => idle.add(build(idle))).to.throw(/already registered/);
   });
+
+  it('refuses leader election without a client for the Lease', () => {
+    const leaderElection = { enabled: true, namespace: 'ns', name: 'lease' };
+    expect(() => new Manager({ logger: captureLogger().logger, informers: new FakeInformerSource(), leaderElection })).to.throw(/needs a client/);
+  });
 });
