@@ -40,7 +40,7 @@ export class Bench {
     private readonly saKubeconfig: string,
     private readonly work: string,
   ) {
-    this.admin = new KubeClient({ kubeConfig: cp.kubeConfig(), maxSockets: 64 });
+    this.admin = new KubeClient({ restConfig: cp.restConfig(), maxSockets: 64 });
   }
 
   /** Starts control plane, dist/, provider (activation `providerDelayMs`). */

@@ -2,13 +2,15 @@
  * The operator binary: the only file that reads flags and environment variables. Flags follow
  * controller-runtime's names so manifests and habits carry over.
  */
-import { KubeConfig } from '@kubernetes/client-node';
+import { homedir } from 'node:os';
 import { parseArgs } from 'node:util';
+import { loadRestConfig } from './runtime/load-config';
 import { createLogger } from './runtime/logging';
 import { startOperator } from './operator';
 
 const USAGE = `Usage: bucketoperator [flags]
-  --kubeconfig PATH                 kubeconfig (default: in-cluster, then $KUBECONFIG, then ~/.kube/config)
+  --kubeconfig PATH                 kubeconfig (default: first path of $KUBECONFIG, then in-cluster,
+                                    then ~/.kube/config)
   --watch-namespace NS              watch one namespace (default: all; env WATCH_NAMESPACE)
   --leader-elect[=true|false]       Lease leader election (default false)
   --leader-election-namespace NS    namespace of the Lease (default: $POD_NAMESPACE or bucketoperator-system)
@@ -95,12 +97,11 @@ function main(): void {
   const level = values['log-level'] ?? 'info';
   if (!LEVELS.includes(level as (typeof LEVELS)[number])) throw new Error(`--log-level: expected one of ${LEVELS.join('|')}, got "${level}"`);
   const logger = createLogger({ level: level as (typeof LEVELS)[number], pretty: logFormat(values['log-format']) === 'pretty' });
-  const kubeConfig = new KubeConfig();
-  if (values.kubeconfig) kubeConfig.loadFromFile(values.kubeconfig);
-  else kubeConfig.loadFromDefault();
+  const restConfig = loadRestConfig({ kubeconfig: values.kubeconfig, env: process.env, homeDir: homedir() });
+  logger.info({ config: restConfig.source, server: restConfig.server }, 'Loaded API server configuration');
 
   const operator = startOperator({
-    kubeConfig,
+    restConfig,
     logger,
     watchNamespace: values['watch-namespace'] ?? process.env['WATCH_NAMESPACE'] ?? undefined,
     leaderElection: bool('leader-elect', values['leader-elect']),

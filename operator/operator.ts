@@ -4,7 +4,6 @@
  * call it in-process with their own options.
  */
 import { hostname } from 'node:os';
-import type { KubeConfig } from '@kubernetes/client-node';
 import type { Logger } from 'pino';
 import { Registry } from 'prom-client';
 import { kubeWriter } from './bucket/kube-writer';
@@ -14,13 +13,15 @@ import { KubeClient } from './runtime/client';
 import { EventRecorder } from './runtime/events';
 import { InformerFactory } from './runtime/informer-factory';
 import { Manager } from './runtime/manager';
+import type { RestConfig } from './runtime/rest-config';
 
 /** Name under which the operator writes fields, events and its Lease. */
 export const OPERATOR_NAME = 'bucketoperator';
 
 /** Everything the operator can be told. */
 export interface OperatorOptions {
-  readonly kubeConfig: KubeConfig;
+  /** The API server and credentials, e.g. from `loadRestConfig`. */
+  readonly restConfig: RestConfig;
   readonly logger: Logger;
   /** Watch one namespace; all when unset. */
   readonly watchNamespace?: string;
@@ -62,11 +63,11 @@ export interface RunningOperator {
 /** Starts the operator; it runs until `stop()` or a fatal error. */
 export function startOperator(opts: OperatorOptions): RunningOperator {
   const registry = new Registry();
-  const client = new KubeClient({ kubeConfig: opts.kubeConfig, registry, userAgent: OPERATOR_NAME });
+  const client = new KubeClient({ restConfig: opts.restConfig, registry, userAgent: OPERATOR_NAME });
   const informers = new InformerFactory({ lw: client, logger: opts.logger.child({ component: 'informer' }) });
   const identity = opts.identity ?? `${hostname()}_${process.pid}`;
   const manager = new Manager({
-    kubeConfig: opts.kubeConfig,
+    client,
     logger: opts.logger,
     informers,
     registry,

@@ -2,16 +2,16 @@
  * A small Kubernetes REST client over Node's http(s), addressed by `ResourceKind`.
  *
  * client-node's generated clients are per-group and cannot stream watches with bookmarks on
- * our terms, so the runtime talks REST itself: `KubeConfig.applyToHTTPSOptions` supplies the
- * CA, client certificate and bearer token (refreshed per request for exec/OIDC users), and
- * one keep-alive agent per client reuses connections. Proxies from the kubeconfig are not
- * honoured.
+ * our terms (and cost about 70 MiB just to import), so the runtime talks REST itself: a
+ * `RestConfig` supplies the server, CA and client certificate, its credential source the
+ * bearer token per request (re-read as it rotates), and one keep-alive agent per client
+ * reuses connections.
  */
 import http from 'node:http';
 import https from 'node:https';
 import { StringDecoder } from 'node:string_decoder';
-import type { KubeConfig } from '@kubernetes/client-node';
 import { Counter, type Registry } from 'prom-client';
+import type { RestConfig } from './rest-config';
 import type { KubeObject, ResourceKind } from './types';
 
 /** Request verbs as counted by `rest_client_requests_total` (LIST and WATCH split off GET). */
@@ -33,7 +33,8 @@ export type RequestHook = (verb: Verb, code: string) => void;
 
 /** Options of a `KubeClient`. */
 export interface KubeClientOptions {
-  readonly kubeConfig: KubeConfig;
+  /** Server, TLS and credentials; see `loadRestConfig`. */
+  readonly restConfig: RestConfig;
   /** Deadline of every non-watch request. @default 30000 */
   readonly requestTimeoutMs?: number;
   /** Sent as User-Agent. @default 'bucketoperator' */
@@ -339,7 +340,8 @@ export interface ListerWatcher {
 
 /** REST client for any `ResourceKind`; one per process is enough (it pools connections). */
 export class KubeClient implements ListerWatcher {
-  private readonly kc: KubeConfig;
+  private readonly config: RestConfig;
+  private readonly tls: https.RequestOptions;
   private readonly server: URL;
   private readonly agent: http.Agent;
   private readonly timeoutMs: number;
@@ -348,10 +350,9 @@ export class KubeClient implements ListerWatcher {
   private readonly counter?: Counter<'verb' | 'code' | 'host'>;
 
   constructor(opts: KubeClientOptions) {
-    this.kc = opts.kubeConfig;
-    const cluster = this.kc.getCurrentCluster();
-    if (!cluster) throw new Error('kubeconfig has no current cluster');
-    this.server = new URL(cluster.server);
+    this.config = opts.restConfig;
+    this.server = new URL(this.config.server);
+    this.tls = tlsOptions(this.config);
     const agentOpts = { keepAlive: true, maxSockets: opts.maxSockets ?? 32 };
     this.agent = this.server.protocol === 'http:' ? new http.Agent(agentOpts) : new https.Agent(agentOpts);
     this.timeoutMs = opts.requestTimeoutMs ?? 30_000;
@@ -572,13 +573,14 @@ export class KubeClient implements ListerWatcher {
   /** Sends a request and resolves with the response head; the deadline also covers the body. */
   private async open(r: Request): Promise<{ req: http.ClientRequest; res: http.IncomingMessage }> {
     r.signal?.throwIfAborted();
-    const tls: https.RequestOptions = {};
-    await this.kc.applyToHTTPSOptions(tls);
+    const creds = (await this.config.credentials?.get()) ?? {};
+    // A certificate from an exec plugin replaces the static one for this request.
+    const tls = creds.cert && creds.key ? { ...this.tls, cert: creds.cert, key: creds.key } : this.tls;
     const headers: http.OutgoingHttpHeaders = {
-      ...(isRecord(tls.headers) ? (tls.headers as http.OutgoingHttpHeaders) : {}),
       Accept: 'application/json',
       'User-Agent': this.userAgent,
     };
+    if (creds.token) headers['Authorization'] = `Bearer ${creds.token}`;
     if (r.body !== undefined) {
       headers['Content-Type'] = r.contentType ?? 'application/json';
       headers['Content-Length'] = Buffer.byteLength(r.body);
@@ -587,8 +589,8 @@ export class KubeClient implements ListerWatcher {
     const basePath = this.server.pathname.replace(/\/$/, '');
     return new Promise((resolve, reject) => {
       let settled = false;
-      // kubeconfig's agent is per call and not keep-alive; TLS material stays in the request
-      // options, which the shared agent uses to key its connection pool.
+      // TLS material stays in the request options, which the shared agent uses to key its
+      // connection pool: a rotated client certificate gets new connections.
       const req = mod.request({
         ...tls,
         agent: this.agent,
@@ -623,6 +625,8 @@ export class KubeClient implements ListerWatcher {
       req.on('error', fail);
       req.on('response', (res) => {
         this.count(r.verb, String(res.statusCode ?? 0));
+        // The credential expired or was revoked early: fetch a fresh one for the next request.
+        if (res.statusCode === 401) this.config.credentials?.invalidate?.();
         res.on('close', cleanup);
         settled = true;
         resolve({ req, res });
@@ -638,6 +642,17 @@ export class KubeClient implements ListerWatcher {
 }
 
 class ContinueExpired extends Error {}
+
+/** Static TLS request options of a config; Node checks the server name against `servername`. */
+function tlsOptions(config: RestConfig): https.RequestOptions {
+  const t = config.tls;
+  return {
+    ...(t.ca ? { ca: t.ca } : {}),
+    ...(t.cert && t.key ? { cert: t.cert, key: t.key } : {}),
+    ...(t.insecureSkipVerify ? { rejectUnauthorized: false } : {}),
+    ...(t.serverName ? { servername: t.serverName } : {}),
+  };
+}
 
 function nameOf(obj: KubeObject): string {
   const name = obj.metadata?.name;

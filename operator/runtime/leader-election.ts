@@ -5,16 +5,35 @@
  */
 import { hostname } from 'node:os';
 import { randomUUID } from 'node:crypto';
-import { V1MicroTime, type V1Lease, type V1LeaseSpec } from '@kubernetes/client-node';
 import type { Logger } from 'pino';
+import type { KubeClient } from './client';
 import { realClock, sleep, type Clock } from './clock';
+import { microTime } from './events';
+import type { KubeObject, ResourceKind } from './types';
 
-/** The subset of client-node's `CoordinationV1Api` that leader election uses. */
-export interface LeaseApi {
-  readNamespacedLease(param: { name: string; namespace: string }): Promise<V1Lease>;
-  createNamespacedLease(param: { namespace: string; body: V1Lease }): Promise<V1Lease>;
-  replaceNamespacedLease(param: { name: string; namespace: string; body: V1Lease }): Promise<V1Lease>;
+/** coordination.k8s.io/v1 Lease. */
+export const Leases: ResourceKind = { group: 'coordination.k8s.io', version: 'v1', kind: 'Lease', plural: 'leases', namespaced: true };
+
+/** The fields of a Lease's spec that leader election reads and writes. */
+export interface LeaseSpec {
+  holderIdentity?: string;
+  leaseDurationSeconds?: number;
+  /** RFC 3339 with microseconds (a MicroTime), as the API server sends and expects it. */
+  acquireTime?: string;
+  renewTime?: string;
+  leaseTransitions?: number;
 }
+
+/** A coordination.k8s.io/v1 Lease as it comes off the wire. */
+export interface Lease extends KubeObject {
+  spec?: LeaseSpec;
+}
+
+/**
+ * The part of `KubeClient` leader election uses: get, create, and update, whose
+ * `metadata.resourceVersion` makes every write conditional (409 when someone wrote first).
+ */
+export type LeaseClient = Pick<KubeClient, 'get' | 'create' | 'update'>;
 
 /** Where the lease lives and how it is timed; durations default to controller-runtime's. */
 export interface LeaderElectionConfig {
@@ -51,7 +70,7 @@ export type ElectionOutcome = 'lost' | 'stopped';
 
 /** Options of `LeaderElector`. */
 export interface LeaderElectorOptions {
-  readonly api: LeaseApi;
+  readonly client: LeaseClient;
   readonly config: LeaderElectionConfig;
   readonly logger: Logger;
   readonly callbacks?: LeaderCallbacks;
@@ -73,7 +92,7 @@ export class LeaderElector {
   private readonly logger: Logger;
   private leading = false;
   /** Last lease read or written, and when (local clock) its resourceVersion last changed. */
-  private observed?: V1Lease;
+  private observed?: Lease;
   private observedAt = 0;
   private lastRenewAt = 0;
   /** Local time since when every attempt has failed with an API error; undefined when fine. */
@@ -184,16 +203,13 @@ export class LeaderElector {
   /** One read-modify-write of the lease, with resourceVersion as the optimistic lock. */
   private async tryAcquireOrRenew(): Promise<Attempt> {
     const { namespace, name } = this.cfg;
-    let current: V1Lease;
+    let current: Lease;
     try {
-      current = await this.opts.api.readNamespacedLease({ name, namespace });
+      current = await this.opts.client.get<Lease>(Leases, namespace, name);
     } catch (err) {
       if (statusOf(err) !== 404) return this.failed(err, 'read');
       try {
-        const created = await this.opts.api.createNamespacedLease({
-          namespace,
-          body: { metadata: { name, namespace }, spec: this.specFor(undefined) },
-        });
+        const created = await this.opts.client.create<Lease>(Leases, { metadata: { name, namespace }, spec: this.specFor(undefined) });
         return this.succeeded(created);
       } catch (createErr) {
         return statusOf(createErr) === 409 ? this.conflict() : this.failed(createErr, 'create');
@@ -207,24 +223,20 @@ export class LeaderElector {
       return 'held';
     }
     try {
-      const updated = await this.opts.api.replaceNamespacedLease({
-        name,
-        namespace,
-        body: { ...current, spec: this.specFor(current.spec) },
-      });
+      const updated = await this.opts.client.update<Lease>(Leases, { ...current, spec: this.specFor(current.spec) });
       return this.succeeded(updated);
     } catch (err) {
       return statusOf(err) === 409 ? this.conflict() : this.failed(err, 'update');
     }
   }
 
-  private specFor(previous: V1LeaseSpec | undefined): V1LeaseSpec {
-    const now = new V1MicroTime();
+  private specFor(previous: LeaseSpec | undefined): LeaseSpec {
+    const now = microTime(new Date());
     const renewing = previous?.holderIdentity === this.identity;
     return {
       holderIdentity: this.identity,
       leaseDurationSeconds: Math.ceil(this.cfg.leaseDurationMs / 1000),
-      acquireTime: renewing && previous?.acquireTime ? toMicroTime(previous.acquireTime) : now,
+      acquireTime: renewing && previous?.acquireTime ? previous.acquireTime : now,
       renewTime: now,
       leaseTransitions: (previous?.leaseTransitions ?? 0) + (previous && !renewing ? 1 : 0),
     };
@@ -234,20 +246,16 @@ export class LeaderElector {
   private async release(): Promise<void> {
     const lease = this.observed;
     if (!lease || lease.spec?.holderIdentity !== this.identity) return;
-    const now = new V1MicroTime();
+    const now = microTime(new Date());
     try {
-      const released = await this.opts.api.replaceNamespacedLease({
-        name: this.cfg.name,
-        namespace: this.cfg.namespace,
-        body: {
-          ...lease,
-          spec: {
-            holderIdentity: '',
-            leaseDurationSeconds: 1,
-            acquireTime: now,
-            renewTime: now,
-            leaseTransitions: lease.spec.leaseTransitions ?? 0,
-          },
+      const released = await this.opts.client.update<Lease>(Leases, {
+        ...lease,
+        spec: {
+          holderIdentity: '',
+          leaseDurationSeconds: 1,
+          acquireTime: now,
+          renewTime: now,
+          leaseTransitions: lease.spec.leaseTransitions ?? 0,
         },
       });
       this.observe(released);
@@ -258,7 +266,7 @@ export class LeaderElector {
     }
   }
 
-  private observe(lease: V1Lease): void {
+  private observe(lease: Lease): void {
     const changed = lease.metadata?.resourceVersion !== this.observed?.metadata?.resourceVersion;
     const previousHolder = this.observedLeader();
     this.observed = lease;
@@ -270,7 +278,7 @@ export class LeaderElector {
     }
   }
 
-  private succeeded(lease: V1Lease): Attempt {
+  private succeeded(lease: Lease): Attempt {
     this.failingSince = undefined;
     this.observe(lease);
     return 'acquired';
@@ -317,15 +325,11 @@ export class LeaderElector {
   }
 }
 
-/** HTTP status of a client-node `ApiException` (or anything with a numeric `code`/`status`). */
+/** HTTP status of an `ApiError` (or anything with a numeric `status`/`code`). */
 function statusOf(err: unknown): number | undefined {
   if (typeof err !== 'object' || err === null) return undefined;
   const e = err as { code?: unknown; status?: unknown };
-  if (typeof e.code === 'number') return e.code;
-  return typeof e.status === 'number' ? e.status : undefined;
+  if (typeof e.status === 'number') return e.status;
+  return typeof e.code === 'number' ? e.code : undefined;
 }
 
-/** Times come back as strings at run time despite the Date typing; re-wrap for 6-digit output. */
-function toMicroTime(value: Date | string): V1MicroTime {
-  return new V1MicroTime(value instanceof Date ? value.getTime() : Date.parse(value));
-}

@@ -3,13 +3,12 @@
  * metrics servers, informers and their sync, leader election, then controllers. It takes an
  * AbortSignal for shutdown; reading OS signals is main.ts's job.
  */
-import { CoordinationV1Api, type KubeConfig } from '@kubernetes/client-node';
 import type { Logger } from 'pino';
 import type { Registry } from 'prom-client';
 import { realClock, type Clock } from './clock';
 import type { Controller, ControllerDeps } from './controller';
 import { CheckSet, ProbeServers, eventLoopCheck, type BoundAddresses, type Check } from './health';
-import { LeaderElector, type LeaderElectionConfig, type LeaseApi } from './leader-election';
+import { LeaderElector, type LeaderElectionConfig, type LeaseClient } from './leader-election';
 import { Metrics } from './metrics';
 import type { Informer, InformerSource, KubeObject } from './types';
 
@@ -20,7 +19,11 @@ export interface ManagerLeaderElection extends LeaderElectionConfig {
 
 /** Options of `Manager`. */
 export interface ManagerOptions {
-  readonly kubeConfig: KubeConfig;
+  /**
+   * The REST client leader election reads and writes its Lease with (the operator's
+   * `KubeClient`); required when leader election is enabled.
+   */
+  readonly client?: LeaseClient;
   readonly logger: Logger;
   /** The shared informer factory. */
   readonly informers: InformerSource;
@@ -36,8 +39,6 @@ export interface ManagerOptions {
   readonly gracefulShutdownTimeoutMs?: number;
   /** Registry for /metrics. @default a new one */
   readonly registry?: Registry;
-  /** Lease client. @default kubeConfig.makeApiClient(CoordinationV1Api) */
-  readonly leaseApi?: LeaseApi;
   /** @default realClock */
   readonly clock?: Clock;
 }
@@ -77,8 +78,9 @@ export class Manager implements ControllerDeps {
     if (opts.namespace) this.namespace = opts.namespace;
     const le = opts.leaderElection;
     if (le?.enabled) {
+      if (!opts.client) throw new Error('leader election needs a client for its Lease');
       this.elector = new LeaderElector({
-        api: opts.leaseApi ?? opts.kubeConfig.makeApiClient(CoordinationV1Api),
+        client: opts.client,
         config: le,
         logger: opts.logger.child({ component: 'leader-election' }),
         metrics: this.metrics,

@@ -118,8 +118,8 @@ describe('runtime: client, informer and write helpers (real control plane)', fun
 
   before(async () => {
     cp = await sharedControlPlane();
-    client = new KubeClient({ kubeConfig: cp.kubeConfig(), onRequest: (verb, code) => requests.push({ verb, code }) });
-    lwClient = new KubeClient({ kubeConfig: cp.kubeConfig(), registry, onRequest: (verb, code) => informerRequests.push({ verb, code }) });
+    client = new KubeClient({ restConfig: cp.restConfig(), onRequest: (verb, code) => requests.push({ verb, code }) });
+    lwClient = new KubeClient({ restConfig: cp.restConfig(), registry, onRequest: (verb, code) => informerRequests.push({ verb, code }) });
   });
 
   beforeEach(async () => {

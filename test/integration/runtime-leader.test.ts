@@ -38,12 +38,11 @@ function replica(
   lease: string,
   opts: { timing?: Timing; releaseOnCancel?: boolean; kind?: ResourceKind; leaderElection?: boolean } = {},
 ): Replica {
-  const kubeConfig = cp.kubeConfig();
   const logger = createLogger({ level: 'silent' });
   const registry = new Registry();
-  const client = new KubeClient({ kubeConfig, registry });
+  const client = new KubeClient({ restConfig: cp.restConfig(), registry });
   const mgr = new Manager({
-    kubeConfig,
+    client,
     logger,
     informers: new InformerFactory({ lw: client, logger }),
     namespace: ns,

@@ -54,13 +54,12 @@ describe('runtime: toy controller converges through the runtime alone (real cont
   before(async () => {
     cp = await sharedControlPlane();
     ns = await freshNamespace(cp, 'rt-toy');
-    const kubeConfig = cp.kubeConfig();
     const logger = createLogger({ level: process.env.TOY_LOG === '1' ? 'debug' : 'silent' });
     const registry = new Registry();
-    client = new KubeClient({ kubeConfig, registry });
+    client = new KubeClient({ restConfig: cp.restConfig(), registry });
     const informers = new InformerFactory({ lw: client, logger });
     mgr = new Manager({
-      kubeConfig,
+      client,
       logger,
       informers,
       namespace: ns,

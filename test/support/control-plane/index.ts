@@ -15,6 +15,8 @@ import { createServer, type AddressInfo, type Server } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { CoreV1Api, KubeConfig } from '@kubernetes/client-node';
+import { loadKubeconfig } from '../../../operator/runtime/kubeconfig';
+import type { RestConfig } from '../../../operator/runtime/rest-config';
 import { resolveBinaries, type ControlPlaneBinaries } from './binaries';
 import { createPki, FRONT_PROXY_CLIENT_CN, type Pki } from './certs';
 import { writeKubeconfig } from './kubeconfig';
@@ -64,6 +66,8 @@ export interface ControlPlane {
   readonly logDir: string;
   /** A fresh admin KubeConfig for @kubernetes/client-node. */
   kubeConfig(): KubeConfig;
+  /** The admin kubeconfig as the operator's runtime loads it (for `KubeClient`, `startOperator`). */
+  restConfig(): RestConfig;
   /** Runs the built kubectl against this control plane (as admin unless `opts.kubeconfig`). */
   kubectl(args: string[], opts?: KubectlOptions): Promise<KubectlResult>;
   /**
@@ -303,6 +307,10 @@ class LocalControlPlane implements ControlPlane {
     const kc = new KubeConfig();
     kc.loadFromFile(this.kubeconfigPath);
     return kc;
+  }
+
+  restConfig(): RestConfig {
+    return loadKubeconfig(this.kubeconfigPath);
   }
 
   kubectl(args: string[], opts: KubectlOptions = {}): Promise<KubectlResult> {

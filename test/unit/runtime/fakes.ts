@@ -2,9 +2,9 @@
  * In-memory stand-ins for the informer seam of operator/runtime/types.ts: plain objects
  * that store what they are given and call the handlers, with no API server behind them.
  */
-import type { V1Lease } from '@kubernetes/client-node';
 import type { Logger } from 'pino';
-import type { LeaseApi } from '../../../operator/runtime/leader-election';
+import { ApiError } from '../../../operator/runtime/client';
+import { Leases, type Lease, type LeaseClient } from '../../../operator/runtime/leader-election';
 import { createLogger } from '../../../operator/runtime/logging';
 import {
   keyOf,
@@ -124,36 +124,46 @@ export function testKind(kind: string, group = 'example.com', version = 'v1'): R
   return { group, version, kind, plural: `${kind.toLowerCase()}s`, namespaced: true };
 }
 
-/** An API error as client-node raises it (a numeric `code`). */
-export class HttpError extends Error {
-  constructor(readonly code: number) {
-    super(`HTTP ${code}`);
-  }
+/** An API error as the runtime's KubeClient raises it. */
+export function httpError(status: number): ApiError {
+  return new ApiError(status, status === 404 ? 'NotFound' : status === 409 ? 'Conflict' : 'InternalError', `HTTP ${status}`);
 }
 
-/** An in-memory Lease store with resourceVersion checks, as the API server does them. */
-export function leaseStore(): LeaseApi & { lease?: V1Lease; failWith?: number; writes: number } {
+/** An in-memory Lease with resourceVersion checks, as the API server does them. */
+export interface LeaseStore extends LeaseClient {
+  lease?: Lease;
+  /** Every call fails with this HTTP status while set. */
+  failWith?: number;
+  writes: number;
+}
+
+/** A `LeaseClient` over one in-memory Lease; any other kind is a test bug. */
+export function leaseStore(): LeaseStore {
   let rv = 0;
-  const store: LeaseApi & { lease?: V1Lease; failWith?: number; writes: number } = {
+  const check = (kind: ResourceKind): void => {
+    if (store.failWith) throw httpError(store.failWith);
+    if (kind !== Leases) throw new Error(`leaseStore only stores Leases, not ${kind.kind}`);
+  };
+  const store: LeaseStore = {
     writes: 0,
-    async readNamespacedLease() {
-      if (store.failWith) throw new HttpError(store.failWith);
-      if (!store.lease) throw new HttpError(404);
-      return structuredClone(store.lease);
+    async get<T extends KubeObject>(kind: ResourceKind): Promise<T> {
+      check(kind);
+      if (!store.lease) throw httpError(404);
+      return structuredClone(store.lease) as T;
     },
-    async createNamespacedLease({ body }) {
-      if (store.failWith) throw new HttpError(store.failWith);
-      if (store.lease) throw new HttpError(409);
+    async create<T extends KubeObject>(kind: ResourceKind, body: T): Promise<T> {
+      check(kind);
+      if (store.lease) throw new ApiError(409, 'AlreadyExists', 'lease already exists');
       store.writes++;
       store.lease = { ...structuredClone(body), metadata: { ...body.metadata, resourceVersion: String(++rv) } };
-      return structuredClone(store.lease);
+      return structuredClone(store.lease) as T;
     },
-    async replaceNamespacedLease({ body }) {
-      if (store.failWith) throw new HttpError(store.failWith);
-      if (body.metadata?.resourceVersion !== store.lease?.metadata?.resourceVersion) throw new HttpError(409);
+    async update<T extends KubeObject>(kind: ResourceKind, body: T): Promise<T> {
+      check(kind);
+      if (body.metadata?.resourceVersion !== store.lease?.metadata?.resourceVersion) throw httpError(409);
       store.writes++;
       store.lease = { ...structuredClone(body), metadata: { ...body.metadata, resourceVersion: String(++rv) } };
-      return structuredClone(store.lease);
+      return structuredClone(store.lease) as T;
     },
   };
   return store;

@@ -1,15 +1,16 @@
 import { expect } from 'chai';
 import { FakeClock } from '../../../operator/runtime/clock';
-import { LeaderElector, type LeaseApi } from '../../../operator/runtime/leader-election';
-import { HttpError, captureLogger, leaseStore, settle } from './fakes';
+import { ApiError } from '../../../operator/runtime/client';
+import { LeaderElector, type Lease, type LeaseClient } from '../../../operator/runtime/leader-election';
+import { captureLogger, leaseStore, settle } from './fakes';
 
 const config = { namespace: 'ns', name: 'lease', leaseDurationMs: 15_000, renewDeadlineMs: 10_000, retryPeriodMs: 2_000 };
 
-function elector(api: LeaseApi, clock: FakeClock, identity: string) {
+function elector(client: LeaseClient, clock: FakeClock, identity: string) {
   const events: string[] = [];
   const gauge: boolean[] = [];
   const e = new LeaderElector({
-    api,
+    client,
     clock,
     config: { ...config, identity },
     logger: captureLogger().logger,
@@ -67,7 +68,7 @@ describe('LeaderElector (in-memory Lease)', () => {
     // A renewTime from long ago: with clock skew it would look expired, so it is not trusted.
     api.lease = {
       metadata: { name: 'lease', namespace: 'ns', resourceVersion: '100' },
-      spec: { holderIdentity: 'other', leaseDurationSeconds: 15, renewTime: '2000-01-01T00:00:00.000000Z' as unknown as Date, leaseTransitions: 3 },
+      spec: { holderIdentity: 'other', leaseDurationSeconds: 15, renewTime: '2000-01-01T00:00:00.000000Z', leaseTransitions: 3 },
     };
     const { e } = elector(api, clock, 'b');
     const ac = new AbortController();
@@ -135,7 +136,7 @@ describe('LeaderElector (in-memory Lease)', () => {
     const api = leaseStore();
     const clock = new FakeClock();
     const e = new LeaderElector({
-      api,
+      client: api,
       clock,
       config: { ...config, identity: 'a', releaseOnCancel: false },
       logger: captureLogger().logger,
@@ -151,10 +152,11 @@ describe('LeaderElector (in-memory Lease)', () => {
   it('treats a lost create race (409) as "someone else won" and retries', async () => {
     const api = leaseStore();
     const clock = new FakeClock();
-    const create = api.createNamespacedLease.bind(api);
-    api.createNamespacedLease = async (p) => {
-      await create({ ...p, body: { ...p.body, spec: { ...p.body.spec, holderIdentity: 'winner' } } });
-      throw new HttpError(409);
+    const create = api.create.bind(api);
+    api.create = async (kind, body) => {
+      const lease = body as Lease;
+      await create(kind, { ...lease, spec: { ...lease.spec, holderIdentity: 'winner' } });
+      throw new ApiError(409, 'AlreadyExists', 'lease already exists');
     };
     const { e } = elector(api, clock, 'a');
     const ac = new AbortController();
@@ -172,7 +174,7 @@ describe('LeaderElector (in-memory Lease)', () => {
   it('rejects inconsistent durations', () => {
     const api = leaseStore();
     const logger = captureLogger().logger;
-    expect(() => new LeaderElector({ api, logger, config: { ...config, renewDeadlineMs: 15_000 } })).to.throw(/leaseDurationMs/);
-    expect(() => new LeaderElector({ api, logger, config: { ...config, retryPeriodMs: 9_000 } })).to.throw(/renewDeadlineMs/);
+    expect(() => new LeaderElector({ client: api, logger, config: { ...config, renewDeadlineMs: 15_000 } })).to.throw(/leaseDurationMs/);
+    expect(() => new LeaderElector({ client: api, logger, config: { ...config, retryPeriodMs: 9_000 } })).to.throw(/renewDeadlineMs/);
   });
 });

@@ -1,5 +1,4 @@
 import { expect } from 'chai';
-import { KubeConfig } from '@kubernetes/client-node';
 import { FakeClock } from '../../../operator/runtime/clock';
 import { ControllerBuilder } from '../../../operator/runtime/controller';
 import { LeaderElectionLostError, Manager } from '../../../operator/runtime/manager';
@@ -15,14 +14,13 @@ function setup(lease = leaseStore()) {
   source.informer(Widget).objects.set('ns/a', { metadata: { namespace: 'ns', name: 'a' } });
   const { logger, lines } = captureLogger();
   const mgr = new Manager({
-    kubeConfig: new KubeConfig(),
+    client: lease,
     logger,
     informers: source,
     leaderElection: { enabled: true, namespace: 'ns', name: 'lease', identity: 'me', leaseDurationMs: 15_000, renewDeadlineMs: 10_000, retryPeriodMs: 2_000 },
     metricsBindAddress: '0',
     healthProbeBindAddress: '0',
     gracefulShutdownTimeoutMs: 60_000,
-    leaseApi: lease,
     clock,
   });
   const inFlight: Array<{ finish(): void; signal: AbortSignal }> = [];
@@ -102,8 +100,13 @@ describe('Manager (fake informers, in-memory Lease)', () => {
     expect(() => h.mgr.add(build(h.mgr))).to.throw(/started manager/);
     h.abort.abort();
     await h.result;
-    const idle = new Manager({ kubeConfig: new KubeConfig(), logger: captureLogger().logger, informers: new FakeInformerSource() });
+    const idle = new Manager({ logger: captureLogger().logger, informers: new FakeInformerSource() });
     idle.add(build(idle));
     expect(() => idle.add(build(idle))).to.throw(/already registered/);
+  });
+
+  it('refuses leader election without a client for the Lease', () => {
+    const leaderElection = { enabled: true, namespace: 'ns', name: 'lease' };
+    expect(() => new Manager({ logger: captureLogger().logger, informers: new FakeInformerSource(), leaderElection })).to.throw(/needs a client/);
   });
 });

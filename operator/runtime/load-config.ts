@@ -1,0 +1,52 @@
+/**
+ * Finds the API server configuration in controller-runtime's order (`config.GetConfig`):
+ *
+ * 1. the `--kubeconfig` flag;
+ * 2. `$KUBECONFIG`: only its first path is read (client-go merges every file of the list;
+ *    one file is what an operator is given in practice);
+ * 3. the in-cluster ServiceAccount, when KUBERNETES_SERVICE_HOST/PORT are set;
+ * 4. `~/.kube/config`, when it exists.
+ *
+ * As in controller-runtime, an in-cluster config that cannot be loaded (no mounted token)
+ * falls through to `~/.kube/config`; its error is reported when nothing else is found.
+ */
+import { existsSync } from 'node:fs';
+import { delimiter, join } from 'node:path';
+import { inClusterConfig, inClusterEnv } from './in-cluster';
+import { loadKubeconfig } from './kubeconfig';
+import type { RestConfig } from './rest-config';
+
+/** Inputs of `loadRestConfig`; main.ts passes the flag, `process.env` and `os.homedir()`. */
+export interface LoadRestConfigOptions {
+  /** The `--kubeconfig` flag. */
+  readonly kubeconfig?: string;
+  /** KUBECONFIG, KUBERNETES_SERVICE_HOST/PORT; also what exec plugins inherit. */
+  readonly env: NodeJS.ProcessEnv;
+  /** Home directory for `~/.kube/config`; skipped when empty. */
+  readonly homeDir?: string;
+  /** @default the kubelet's mount, see `SERVICE_ACCOUNT_DIR` */
+  readonly serviceAccountDir?: string;
+}
+
+/** Loads the first configuration found; throws a one-line error naming what was tried. */
+export function loadRestConfig(opts: LoadRestConfigOptions): RestConfig {
+  const { env } = opts;
+  if (opts.kubeconfig) return loadKubeconfig(opts.kubeconfig, { env });
+  const fromEnv = (env['KUBECONFIG'] ?? '').split(delimiter).find((p) => p !== '');
+  if (fromEnv) return loadKubeconfig(fromEnv, { env });
+  let inClusterError: string | undefined;
+  if (inClusterEnv(env)) {
+    try {
+      return inClusterConfig({ env, ...(opts.serviceAccountDir ? { serviceAccountDir: opts.serviceAccountDir } : {}) });
+    } catch (err) {
+      inClusterError = err instanceof Error ? err.message : String(err);
+    }
+  }
+  const home = opts.homeDir ? join(opts.homeDir, '.kube', 'config') : undefined;
+  if (home && existsSync(home)) return loadKubeconfig(home, { env });
+  throw new Error(
+    inClusterError
+      ? `no kubeconfig found and ${inClusterError}`
+      : `no kubeconfig found: pass --kubeconfig, set KUBECONFIG, run in a cluster, or create ${home ?? '~/.kube/config'}`,
+  );
+}
