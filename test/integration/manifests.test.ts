@@ -187,7 +187,7 @@ describe('dist/ on a real control plane', function () {
       otherNs = await freshNamespace(cp, 'other');
       tmp = mkdtempSync(join(tmpdir(), 'bucketoperator-nsmode-'));
       buildApp({ outdir: tmp, rbacMode: 'namespace', manager: { namespace: 'bucketoperator-nsmode', watchNamespace: teamNs } }).synth();
-      for (const f of ['01-namespace.yaml', '02-rbac.yaml', '03-manager.yaml']) {
+      for (const f of ['01-namespace.yaml', '02-rbac.yaml', '03-admission-policy.yaml', '04-manager.yaml']) {
         const res = await cp.kubectl(['apply', '-f', '-'], { input: readFileSync(join(tmp, f), 'utf8') });
         expect(res.code, res.stderr).to.equal(0);
       }
