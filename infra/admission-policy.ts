@@ -105,9 +105,10 @@ export class OperatorAdmissionPolicy extends Construct {
       { name: 'newFinalizers', expression: 'has(object.metadata.finalizers) ? object.metadata.finalizers : []' },
     ];
 
-    // "<user> may not <verb> <resource> <namespace>/<name>: <why>", so an admin reading the
-    // refusal (or the operator's log) sees who, what and which rule.
-    const refusal = (verb: string, why: string) => `"${this.username} may not ${verb} " + ${TARGET} + ": ${why}"`;
+    // "the bucket operator may not <verb> <resource> <namespace>/<name>: <why>", so an admin
+    // reading the refusal (or the operator's log) sees what was refused and by which rule. The
+    // API server prefixes the policy's name, which carries the operator namespace.
+    const refusal = (verb: string, why: string) => `"the bucket operator may not ${verb} " + ${TARGET} + ": ${why}"`;
     const unmanaged = `it lacks the label ${LABEL}`;
     const validations: Validation[] = [
       rule(

@@ -144,25 +144,37 @@ describe('dist/ on a real control plane', function () {
   });
 
   describe('RBAC of the operator ServiceAccount (cluster mode)', () => {
+    const sb = 'storagebuckets.storage.avalonhosting.example';
+    const bpc = 'bucketproviderconfigs.storage.avalonhosting.example';
+    // Exactly the verbs the operator sends (see test/unit/infra/least-privilege.test.ts).
     const allowed: Array<[string, string, string?]> = [
-      ['watch', 'storagebuckets.storage.avalonhosting.example'],
-      ['patch', 'storagebuckets.storage.avalonhosting.example/status'],
-      ['update', 'storagebuckets.storage.avalonhosting.example/finalizers'],
-      ['list', 'bucketproviderconfigs.storage.avalonhosting.example'],
-      ['create', 'secrets'],
-      ['delete', 'services'],
-      ['create', 'events.events.k8s.io'],
+      ['list', sb], ['watch', sb], ['patch', sb],
+      ['list', bpc], ['watch', bpc], ['patch', bpc],
+      ['patch', `${sb}/status`], ['patch', `${bpc}/status`],
+      ['update', `${sb}/finalizers`],
+      ...['get', 'list', 'watch', 'create', 'patch'].flatMap((v): Array<[string, string]> => [[v, 'secrets'], [v, 'services']]),
+      ['create', 'events.events.k8s.io'], ['patch', 'events.events.k8s.io'],
+      ['get', 'leases.coordination.k8s.io', 'bucketoperator-system'],
+      ['create', 'leases.coordination.k8s.io', 'bucketoperator-system'],
       ['update', 'leases.coordination.k8s.io', 'bucketoperator-system'],
     ];
     const denied: Array<[string, string, string?]> = [
-      ['create', 'storagebuckets.storage.avalonhosting.example'],
-      ['delete', 'storagebuckets.storage.avalonhosting.example'],
+      ['create', sb], ['update', sb], ['delete', sb], ['get', sb],
+      ['update', `${sb}/status`], ['update', `${bpc}/finalizers`],
+      ...['update', 'delete', 'deletecollection'].flatMap((v): Array<[string, string]> => [[v, 'secrets'], [v, 'services']]),
+      ['update', 'events.events.k8s.io'], ['delete', 'events.events.k8s.io'],
       ['delete', 'customresourcedefinitions.apiextensions.k8s.io'],
       ['create', 'deployments.apps'],
+      ['patch', 'leases.coordination.k8s.io', 'bucketoperator-system'],
+      ['list', 'leases.coordination.k8s.io', 'bucketoperator-system'],
       ['update', 'leases.coordination.k8s.io', 'default'],
+      ['create', 'serviceaccounts/token'],
+      ['create', 'validatingadmissionpolicies.admissionregistration.k8s.io'],
+      ['delete', 'validatingadmissionpolicybindings.admissionregistration.k8s.io'],
       ['create', 'clusterroles.rbac.authorization.k8s.io'],
       ['escalate', 'clusterroles.rbac.authorization.k8s.io'],
       ['bind', 'clusterroles.rbac.authorization.k8s.io'],
+      ['impersonate', 'serviceaccounts'],
       ['create', 'pods'],
       ['get', 'nodes'],
     ];
@@ -196,8 +208,15 @@ describe('dist/ on a real control plane', function () {
 
     const cases: Array<[string, string, 'team' | 'other', 'yes' | 'no']> = [
       ['get', 'secrets', 'team', 'yes'],
+      ['create', 'secrets', 'team', 'yes'],
+      ['patch', 'services', 'team', 'yes'],
+      ['update', 'storagebuckets.storage.avalonhosting.example/finalizers', 'team', 'yes'],
       ['watch', 'storagebuckets.storage.avalonhosting.example', 'team', 'yes'],
+      ['delete', 'secrets', 'team', 'no'],
+      ['update', 'secrets', 'team', 'no'],
+      ['delete', 'services', 'team', 'no'],
       ['get', 'secrets', 'other', 'no'],
+      ['create', 'secrets', 'other', 'no'],
       ['list', 'storagebuckets.storage.avalonhosting.example', 'other', 'no'],
     ];
     for (const [verb, resource, where, want] of cases) {
