@@ -53,7 +53,7 @@ async function refusedByPolicy(request: Promise<unknown>, why: RegExp, policy = 
   const err = await refusal(request);
   expect(err.status, err.message).to.equal(403);
   expect(err.message).to.include(`ValidatingAdmissionPolicy '${policy}'`);
-  expect(err.message).to.match(why);
+  expect(err.message, err.message).to.match(why);
 }
 
 function secret(ns: string, name: string, extra: Partial<V1Secret> & { labels?: Record<string, string> } = {}): V1Secret {
@@ -61,11 +61,12 @@ function secret(ns: string, name: string, extra: Partial<V1Secret> & { labels?: 
   return { metadata: { name, namespace: ns, labels }, data: { key: b64('value') }, ...rest };
 }
 
-function service(ns: string, name: string, type: string, labels: Record<string, string> | undefined = MANAGED): V1Service {
+/** A Service of `type`, labelled as the operator's unless `labels` is null. */
+function service(ns: string, name: string, type: string, labels: Record<string, string> | null = MANAGED): V1Service {
   const spec: V1Service['spec'] = type === 'ExternalName'
     ? { type, externalName: 'bucket.storage.example' }
     : { type, ports: [{ name: 'https', port: 443, protocol: 'TCP' }] };
-  return { metadata: { name, namespace: ns, labels }, spec };
+  return { metadata: { name, namespace: ns, labels: labels ?? undefined }, spec };
 }
 
 async function canI(cp: ControlPlane, verb: string, resource: string, ns: string, user = OPERATOR_USER): Promise<string> {
@@ -88,7 +89,8 @@ describe('admission policy confining the operator (real control plane)', functio
     op = clientFor(await cp.serviceAccountKubeconfig(OPERATOR_NS, OPERATOR_SA));
     admin = new KubeClient({ kubeConfig: cp.kubeConfig() });
     await admin.create(SECRET, secret(ns, creds, { data: { apiKey: b64('k') } }));
-    await admin.create(SERVICE, service(ns, 'foreign', 'ClusterIP', undefined));
+    await admin.create(SERVICE, service(ns, 'foreign', 'ClusterIP', null));
+    await admin.create(SERVICE, service(ns, 'foreign-externalname', 'ExternalName', null));
   });
 
   after(() => {
@@ -127,6 +129,12 @@ describe('admission policy confining the operator (real control plane)', functio
       });
     }
 
+    it('turning its own ExternalName Service into another type', async () => {
+      await op.create(SERVICE, service(ns, 'own-retype', 'ExternalName'));
+      const toClusterIp = { spec: { type: 'ClusterIP', externalName: null, ports: [{ name: 'https', port: 443, protocol: 'TCP' }] } };
+      await refusedByPolicy(op.patch(SERVICE, ns, 'own-retype', toClusterIp, 'merge'), /its type is ClusterIP, only ExternalName is allowed/);
+    });
+
     const credsChanges: Record<string, { patch: unknown; why: RegExp }> = {
       'patching the data of a Secret it does not manage': {
         patch: { data: { apiKey: b64('stolen') } }, why: /may not change data, stringData, type or immutable of secrets .*: it lacks the label/,
@@ -149,9 +157,11 @@ describe('admission policy confining the operator (real control plane)', functio
       });
     }
 
-    it('changing a Service it does not manage', async () => {
-      await refusedByPolicy(op.patch(SERVICE, ns, 'foreign', { metadata: { labels: MANAGED } }, 'merge'),
+    it('changing a Service it does not manage, even to label it', async () => {
+      await refusedByPolicy(op.patch(SERVICE, ns, 'foreign', { metadata: { annotations: { a: 'b' } } }, 'merge'),
         new RegExp(`may not update services ${ns}/foreign: it lacks the label`));
+      await refusedByPolicy(op.patch(SERVICE, ns, 'foreign-externalname', { metadata: { labels: MANAGED } }, 'merge'),
+        new RegExp(`may not update services ${ns}/foreign-externalname: it lacks the label`));
     });
 
     it('removing the managed-by label from its own Secret', async () => {
