@@ -173,6 +173,9 @@ export class OperatorAdmissionPolicy extends Construct {
             apiVersions: ['v1'],
             resources: ['secrets', 'services'],
             operations: ['CREATE', 'UPDATE', 'DELETE'],
+            // The server's default is '*'; stated, so that re-applying dist/ changes nothing
+            // (kubectl replaces the whole list whenever an item differs from the live one).
+            scope: 'Namespaced',
           }],
         },
         // Evaluated before anything else: requests of every other user skip the policy.

@@ -15,6 +15,15 @@ import { freshNamespace, sharedControlPlane } from './setup';
 
 const SA = 'system:serviceaccount:bucketoperator-system:bucketoperator-controller-manager';
 
+/**
+ * `kubectl auth can-i` arguments for `verb` on `resource` or `resource/subresource`: kubectl
+ * reads `a/b` as the object named b, so a subresource needs `--subresource`.
+ */
+function canI(verb: string, resource: string): string[] {
+  const [type = resource, sub] = resource.split('/');
+  return ['auth', 'can-i', verb, type, ...(sub ? [`--subresource=${sub}`] : [])];
+}
+
 function bucketYaml(ns: string, name: string, spec: string): string {
   return `apiVersion: storage.avalonhosting.example/v1
 kind: StorageBucket
@@ -160,7 +169,7 @@ describe('dist/ on a real control plane', function () {
     ];
     const denied: Array<[string, string, string?]> = [
       ['create', sb], ['update', sb], ['delete', sb], ['get', sb],
-      ['update', `${sb}/status`], ['update', `${bpc}/finalizers`],
+      ['update', `${sb}/status`], ['get', `${sb}/status`], ['update', `${bpc}/finalizers`],
       ...['update', 'delete', 'deletecollection'].flatMap((v): Array<[string, string]> => [[v, 'secrets'], [v, 'services']]),
       ['update', 'events.events.k8s.io'], ['delete', 'events.events.k8s.io'],
       ['delete', 'customresourcedefinitions.apiextensions.k8s.io'],
@@ -181,7 +190,7 @@ describe('dist/ on a real control plane', function () {
     for (const [want, table] of [['yes', allowed], ['no', denied]] as const) {
       for (const [verb, resource, namespace] of table) {
         it(`${want === 'yes' ? 'may' : 'may not'} ${verb} ${resource}${namespace ? ` in ${namespace}` : ''}`, async () => {
-          const res = await cp.kubectl(['auth', 'can-i', verb, resource, `--as=${SA}`, '-n', namespace ?? ns]);
+          const res = await cp.kubectl([...canI(verb, resource), `--as=${SA}`, '-n', namespace ?? ns]);
           expect(res.stdout.trim()).to.equal(want);
         });
       }
@@ -221,7 +230,7 @@ describe('dist/ on a real control plane', function () {
     ];
     for (const [verb, resource, where, want] of cases) {
       it(`${want === 'yes' ? 'may' : 'may not'} ${verb} ${resource} in the ${where} namespace`, async () => {
-        const res = await cp.kubectl(['auth', 'can-i', verb, resource, `--as=${sa}`, '-n', where === 'team' ? teamNs : otherNs]);
+        const res = await cp.kubectl([...canI(verb, resource), `--as=${sa}`, '-n', where === 'team' ? teamNs : otherNs]);
         expect(res.stdout.trim()).to.equal(want);
       });
     }

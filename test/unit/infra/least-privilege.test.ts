@@ -126,7 +126,7 @@ describe('least privilege', () => {
 
     it('matches writes and deletes of core Secrets and Services, only for the operator user', () => {
       expect(policy['spec']['matchConstraints']['resourceRules']).to.deep.equal([
-        { apiGroups: [''], apiVersions: ['v1'], resources: ['secrets', 'services'], operations: ['CREATE', 'UPDATE', 'DELETE'] },
+        { apiGroups: [''], apiVersions: ['v1'], resources: ['secrets', 'services'], operations: ['CREATE', 'UPDATE', 'DELETE'], scope: 'Namespaced' },
       ]);
       expect(policy['spec']['matchConditions']).to.deep.equal([
         { name: 'is-bucket-operator', expression: 'request.userInfo.username == "system:serviceaccount:ops:op"' },
