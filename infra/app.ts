@@ -1,7 +1,8 @@
 /**
  * dist/: the default rendering of {@link BucketOperator}, one file per part, named so that
  * `kubectl apply -f dist/` (alphabetical) applies them in the order a user must: CRDs,
- * Namespace, RBAC, manager. Rendered through the same construct users add to their charts, so
+ * Namespace, RBAC, the admission policy that confines the operator (in force before it
+ * starts), manager. Rendered through the same construct users add to their charts, so
  * the YAML and the construct cannot drift apart.
  */
 import { mkdirSync, writeFileSync } from 'node:fs';
@@ -23,7 +24,7 @@ export interface SynthDistOptions {
 }
 
 /** File names (without `.yaml`) of dist/; the prefix fixes the apply order. */
-export const CHART_IDS = ['00-crds', '01-namespace', '02-rbac', '03-manager'] as const;
+export const CHART_IDS = ['00-crds', '01-namespace', '02-rbac', '03-admission-policy', '04-manager'] as const;
 
 /** File name of the kustomization in dist/. */
 export const KUSTOMIZATION_FILE = 'Kustomization';
@@ -33,11 +34,12 @@ export function synthDist(opts: SynthDistOptions): string[] {
   // A chart without a namespace, as a GitOps user's rendering would be.
   const chart = new Chart(new App({ outdir: opts.outdir }), 'bucketoperator', { disableResourceNameHashes: true });
   const operator = new BucketOperator(chart, 'operator', opts.operator);
-  const [crds, namespace, rbac, manager] = CHART_IDS;
+  const [crds, namespace, rbac, policy, manager] = CHART_IDS;
   const parts: ReadonlyArray<readonly [string, Construct | undefined]> = [
     [crds, operator.crds],
     [namespace, operator.operatorNamespace],
     [rbac, operator.rbac],
+    [policy, operator.admissionPolicy],
     [manager, operator.manager],
   ];
 

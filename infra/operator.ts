@@ -5,6 +5,7 @@
  */
 import { ApiObject, JsonPatch, type Duration } from 'cdk8s';
 import { Construct } from 'constructs';
+import { OperatorAdmissionPolicy } from './admission-policy';
 import { OperatorCrds } from './crds';
 import { MANAGER_SELECTOR } from './labels';
 import { OperatorManager, type LogLevel, type OperatorResources } from './manager';
@@ -16,6 +17,13 @@ export type OperatorMode = RbacMode;
 
 /** Properties of {@link BucketOperator}. */
 export interface BucketOperatorProps {
+  /**
+   * Ship the ValidatingAdmissionPolicy that confines the operator's ServiceAccount to the
+   * Secrets and Services it owns (and the in-use finalizer on credential Secrets). Turn it
+   * off only where admission policies are managed elsewhere.
+   * @default true
+   */
+  readonly admissionPolicy?: boolean;
   /**
    * Namespace the operator runs in. The chart's namespace is deliberately not used: most of
    * what this construct renders is cluster-scoped, and a chart's namespace usually names the
@@ -144,6 +152,8 @@ export class BucketOperator extends Construct {
   public readonly operatorNamespace?: Construct;
   /** Roles, ClusterRoles and their bindings. */
   public readonly rbac: Construct;
+  /** The ValidatingAdmissionPolicy and its binding, unless `admissionPolicy` is false. */
+  public readonly admissionPolicy?: Construct;
   /** ServiceAccount, Deployment and metrics Service. */
   public readonly manager: Construct;
 
@@ -166,6 +176,13 @@ export class BucketOperator extends Construct {
       watchNamespace: props.watchNamespace,
       userRoles: props.userRoles,
     });
+    // In force before the manager starts, so the operator never runs unconfined.
+    if (props.admissionPolicy ?? true) {
+      this.admissionPolicy = new OperatorAdmissionPolicy(this, 'admission-policy', {
+        operatorNamespace: this.namespace,
+        serviceAccountName: this.serviceAccountName,
+      });
+    }
     this.manager = new OperatorManager(this, 'manager', {
       namespace: this.namespace,
       serviceAccountName: this.serviceAccountName,

@@ -1,6 +1,13 @@
 /**
  * Permissions the StorageBucket and BucketProviderConfig controllers use. Pure data kept
  * next to the controllers; infra/ renders it into ClusterRoles or Roles.
+ *
+ * Only verbs the code sends are granted. Every write is a PATCH (server-side apply, JSON
+ * patches of finalizers, merge patches of metadata and status); nothing PUTs, and nothing
+ * deletes: owned Secrets and Services go with their StorageBucket through garbage
+ * collection. RBAC cannot narrow a verb by label or Secret type, so the shipped
+ * ValidatingAdmissionPolicy (infra/admission-policy.ts) narrows which Secrets and Services
+ * those writes may touch.
  */
 import type { PermissionRule } from '../api/policy';
 import { GROUP } from '../api/v1/group';
@@ -10,36 +17,40 @@ export const BUCKET_PERMISSIONS: readonly PermissionRule[] = [
   {
     apiGroups: [GROUP],
     resources: ['storagebuckets', 'bucketproviderconfigs'],
-    verbs: ['get', 'list', 'watch', 'patch', 'update'],
+    verbs: ['list', 'watch', 'patch'],
     scope: 'watched',
-    reason: 'watch the custom resources and manage their finalizers and annotations',
+    reason: 'cache the custom resources (list/watch) and patch their finalizers and annotations',
   },
   {
     apiGroups: [GROUP],
     resources: ['storagebuckets/status', 'bucketproviderconfigs/status'],
-    verbs: ['get', 'patch', 'update'],
+    verbs: ['patch'],
     scope: 'watched',
-    reason: 'write status through the status subresource only',
+    reason: 'write status through the status subresource only, as a merge patch',
   },
   {
     apiGroups: [GROUP],
-    resources: ['storagebuckets/finalizers', 'bucketproviderconfigs/finalizers'],
+    resources: ['storagebuckets/finalizers'],
     verbs: ['update'],
     scope: 'watched',
+    // The OwnerReferencesPermissionEnforcement admission plugin checks this verb (not a
+    // request the operator sends) before it lets an object carry blockOwnerDeletion: true
+    // for an owner; owned Secrets and Services do, for their StorageBucket. No object is
+    // owned by a BucketProviderConfig, so its finalizers subresource needs nothing.
     reason: 'set blockOwnerDeletion on owned objects where OwnerReferencesPermissionEnforcement is on',
   },
   {
     apiGroups: [''],
     resources: ['secrets'],
-    verbs: ['get', 'list', 'watch', 'create', 'patch', 'update', 'delete'],
+    verbs: ['get', 'list', 'watch', 'create', 'patch'],
     scope: 'watched',
-    reason: 'read provider API keys and manage the owned <bucket>-access Secret',
+    reason: 'read provider API keys, patch their in-use finalizer, and create and patch the owned <bucket>-access Secret',
   },
   {
     apiGroups: [''],
     resources: ['services'],
-    verbs: ['get', 'list', 'watch', 'create', 'patch', 'update', 'delete'],
+    verbs: ['get', 'list', 'watch', 'create', 'patch'],
     scope: 'watched',
-    reason: 'manage the owned Service fronting each bucket',
+    reason: 'create and patch the owned ExternalName Service fronting each bucket',
   },
 ];

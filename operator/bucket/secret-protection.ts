@@ -5,15 +5,15 @@
  */
 import type { V1Secret } from '@kubernetes/client-node';
 import type { BucketProviderConfig } from '../api/v1';
-import { CONFIG_IN_USE_FINALIZER } from '../api/v1';
+import { SECRET_IN_USE_FINALIZER } from '../api/v1';
 import { done, type Action, type ReconcileContext, type Reconciler, type Request } from '../runtime/reconcile';
 import type { Cache, ObjectKey } from '../runtime/types';
 import { CONFIGS_BY_SECRET } from './indexes';
 import { SECRET } from './kinds';
 import type { ObjectWriter } from './writer';
 
-/** Finalizer on Secrets referenced by a BucketProviderConfig (the same name as the config's). */
-export const SECRET_IN_USE_FINALIZER = CONFIG_IN_USE_FINALIZER;
+/** Finalizer on referenced Secrets; defined with the API so infra/'s admission policy can import it. */
+export { SECRET_IN_USE_FINALIZER };
 
 /** Dependencies of {@link SecretProtectionReconciler}. */
 export interface SecretProtectionDeps {

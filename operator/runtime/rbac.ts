@@ -9,15 +9,17 @@ export const RUNTIME_PERMISSIONS: readonly PermissionRule[] = [
   {
     apiGroups: ['coordination.k8s.io'],
     resources: ['leases'],
-    verbs: ['get', 'create', 'update', 'patch'],
+    verbs: ['get', 'create', 'update'],
     scope: 'own',
-    reason: 'leader election Lease',
+    // Read, then create or replace (PUT) with the resourceVersion read: the optimistic lock
+    // that makes two replicas unable to both win.
+    reason: 'leader election Lease: read, create, replace under optimistic concurrency',
   },
   {
     apiGroups: ['events.k8s.io'],
     resources: ['events'],
-    verbs: ['create', 'patch', 'update'],
+    verbs: ['create', 'patch'],
     scope: 'watched',
-    reason: 'record and aggregate Events about reconciled objects',
+    reason: 'record Events about reconciled objects and patch the series count of repeats',
   },
 ];

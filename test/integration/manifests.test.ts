@@ -15,6 +15,15 @@ import { freshNamespace, sharedControlPlane } from './setup';
 
 const SA = 'system:serviceaccount:bucketoperator-system:bucketoperator-controller-manager';
 
+/**
+ * `kubectl auth can-i` arguments for `verb` on `resource` or `resource/subresource`: kubectl
+ * reads `a/b` as the object named b, so a subresource needs `--subresource`.
+ */
+function canI(verb: string, resource: string): string[] {
+  const [type = resource, sub] = resource.split('/');
+  return ['auth', 'can-i', verb, type, ...(sub ? [`--subresource=${sub}`] : [])];
+}
+
 function bucketYaml(ns: string, name: string, spec: string): string {
   return `apiVersion: storage.avalonhosting.example/v1
 kind: StorageBucket
@@ -144,32 +153,44 @@ describe('dist/ on a real control plane', function () {
   });
 
   describe('RBAC of the operator ServiceAccount (cluster mode)', () => {
+    const sb = 'storagebuckets.storage.avalonhosting.example';
+    const bpc = 'bucketproviderconfigs.storage.avalonhosting.example';
+    // Exactly the verbs the operator sends (see test/unit/infra/least-privilege.test.ts).
     const allowed: Array<[string, string, string?]> = [
-      ['watch', 'storagebuckets.storage.avalonhosting.example'],
-      ['patch', 'storagebuckets.storage.avalonhosting.example/status'],
-      ['update', 'storagebuckets.storage.avalonhosting.example/finalizers'],
-      ['list', 'bucketproviderconfigs.storage.avalonhosting.example'],
-      ['create', 'secrets'],
-      ['delete', 'services'],
-      ['create', 'events.events.k8s.io'],
+      ['list', sb], ['watch', sb], ['patch', sb],
+      ['list', bpc], ['watch', bpc], ['patch', bpc],
+      ['patch', `${sb}/status`], ['patch', `${bpc}/status`],
+      ['update', `${sb}/finalizers`],
+      ...['get', 'list', 'watch', 'create', 'patch'].flatMap((v): Array<[string, string]> => [[v, 'secrets'], [v, 'services']]),
+      ['create', 'events.events.k8s.io'], ['patch', 'events.events.k8s.io'],
+      ['get', 'leases.coordination.k8s.io', 'bucketoperator-system'],
+      ['create', 'leases.coordination.k8s.io', 'bucketoperator-system'],
       ['update', 'leases.coordination.k8s.io', 'bucketoperator-system'],
     ];
     const denied: Array<[string, string, string?]> = [
-      ['create', 'storagebuckets.storage.avalonhosting.example'],
-      ['delete', 'storagebuckets.storage.avalonhosting.example'],
+      ['create', sb], ['update', sb], ['delete', sb], ['get', sb],
+      ['update', `${sb}/status`], ['get', `${sb}/status`], ['update', `${bpc}/finalizers`],
+      ...['update', 'delete', 'deletecollection'].flatMap((v): Array<[string, string]> => [[v, 'secrets'], [v, 'services']]),
+      ['update', 'events.events.k8s.io'], ['delete', 'events.events.k8s.io'],
       ['delete', 'customresourcedefinitions.apiextensions.k8s.io'],
       ['create', 'deployments.apps'],
+      ['patch', 'leases.coordination.k8s.io', 'bucketoperator-system'],
+      ['list', 'leases.coordination.k8s.io', 'bucketoperator-system'],
       ['update', 'leases.coordination.k8s.io', 'default'],
+      ['create', 'serviceaccounts/token'],
+      ['create', 'validatingadmissionpolicies.admissionregistration.k8s.io'],
+      ['delete', 'validatingadmissionpolicybindings.admissionregistration.k8s.io'],
       ['create', 'clusterroles.rbac.authorization.k8s.io'],
       ['escalate', 'clusterroles.rbac.authorization.k8s.io'],
       ['bind', 'clusterroles.rbac.authorization.k8s.io'],
+      ['impersonate', 'serviceaccounts'],
       ['create', 'pods'],
       ['get', 'nodes'],
     ];
     for (const [want, table] of [['yes', allowed], ['no', denied]] as const) {
       for (const [verb, resource, namespace] of table) {
         it(`${want === 'yes' ? 'may' : 'may not'} ${verb} ${resource}${namespace ? ` in ${namespace}` : ''}`, async () => {
-          const res = await cp.kubectl(['auth', 'can-i', verb, resource, `--as=${SA}`, '-n', namespace ?? ns]);
+          const res = await cp.kubectl([...canI(verb, resource), `--as=${SA}`, '-n', namespace ?? ns]);
           expect(res.stdout.trim()).to.equal(want);
         });
       }
@@ -187,7 +208,7 @@ describe('dist/ on a real control plane', function () {
       otherNs = await freshNamespace(cp, 'other');
       tmp = mkdtempSync(join(tmpdir(), 'bucketoperator-nsmode-'));
       synthDist({ outdir: tmp, operator: { namespace: 'bucketoperator-nsmode', mode: 'namespace', watchNamespace: teamNs } });
-      for (const f of ['01-namespace.yaml', '02-rbac.yaml', '03-manager.yaml']) {
+      for (const f of ['01-namespace.yaml', '02-rbac.yaml', '03-admission-policy.yaml', '04-manager.yaml']) {
         const res = await cp.kubectl(['apply', '-f', '-'], { input: readFileSync(join(tmp, f), 'utf8') });
         expect(res.code, res.stderr).to.equal(0);
       }
@@ -196,13 +217,20 @@ describe('dist/ on a real control plane', function () {
 
     const cases: Array<[string, string, 'team' | 'other', 'yes' | 'no']> = [
       ['get', 'secrets', 'team', 'yes'],
+      ['create', 'secrets', 'team', 'yes'],
+      ['patch', 'services', 'team', 'yes'],
+      ['update', 'storagebuckets.storage.avalonhosting.example/finalizers', 'team', 'yes'],
       ['watch', 'storagebuckets.storage.avalonhosting.example', 'team', 'yes'],
+      ['delete', 'secrets', 'team', 'no'],
+      ['update', 'secrets', 'team', 'no'],
+      ['delete', 'services', 'team', 'no'],
       ['get', 'secrets', 'other', 'no'],
+      ['create', 'secrets', 'other', 'no'],
       ['list', 'storagebuckets.storage.avalonhosting.example', 'other', 'no'],
     ];
     for (const [verb, resource, where, want] of cases) {
       it(`${want === 'yes' ? 'may' : 'may not'} ${verb} ${resource} in the ${where} namespace`, async () => {
-        const res = await cp.kubectl(['auth', 'can-i', verb, resource, `--as=${sa}`, '-n', where === 'team' ? teamNs : otherNs]);
+        const res = await cp.kubectl([...canI(verb, resource), `--as=${sa}`, '-n', where === 'team' ? teamNs : otherNs]);
         expect(res.stdout.trim()).to.equal(want);
       });
     }

@@ -1,11 +1,14 @@
 /**
  * dist/ as a user gets it: applied to a control plane the way a user would (CRDs first,
- * established, then the rest), and the operator's Deployment read from it.
+ * established, then the rest, then waiting until the operator's admission policy is enforced,
+ * so no test runs the operator while it is still unconfined), and the operator's Deployment
+ * read from it.
  */
 import { readdirSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { parseAllDocuments } from 'yaml';
 import { REPO_ROOT } from '../../infra/generate';
+import { waitForSecretPolicy } from './admission';
 import type { ControlPlane } from './control-plane';
 import type { DeploymentLike } from './deployment-invocation';
 
@@ -33,6 +36,7 @@ async function apply(cp: ControlPlane): Promise<void> {
   await run(['apply', '-f', join(dist, '00-crds.yaml')]);
   await run(['wait', '--for=condition=Established', '--timeout=60s', 'crd/storagebuckets.storage.avalonhosting.example', 'crd/bucketproviderconfigs.storage.avalonhosting.example']);
   await run(['apply', '-f', dist]);
+  await waitForSecretPolicy(cp, 'system:serviceaccount:bucketoperator-system:bucketoperator-controller-manager', 'default');
 }
 
 /** The operator's Deployment as dist/ ships it: the one Deployment in dist/*.yaml. */

@@ -10,6 +10,13 @@ export const BUCKET_FINALIZER = `${GROUP}/bucket-cleanup`;
 /** Finalizer that keeps a BucketProviderConfig while StorageBuckets still use it. */
 export const CONFIG_IN_USE_FINALIZER = `${GROUP}/in-use`;
 
+/**
+ * Finalizer on credential Secrets while a BucketProviderConfig references them (the same name
+ * as the config's). The shipped ValidatingAdmissionPolicy lets the operator add or remove
+ * only this finalizer on Secrets it does not manage.
+ */
+export const SECRET_IN_USE_FINALIZER = CONFIG_IN_USE_FINALIZER;
+
 /** Set to "true" to stop all provider calls for a StorageBucket. */
 export const PAUSED_ANNOTATION = `${GROUP}/paused`;
 

@@ -151,9 +151,9 @@ describe('OperatorRbac', () => {
     const role = find(objs, 'ClusterRole', 'bucketoperator-manager');
     const rules: Obj[] = role['rules'];
     const statusRule = rules.find((r) => r['resources'].includes('storagebuckets/status'));
-    expect(statusRule?.['verbs']).to.deep.equal(['get', 'patch', 'update']);
+    expect(statusRule?.['verbs']).to.deep.equal(['patch']);
     const crRule = rules.find((r) => r['resources'].includes('storagebuckets'));
-    expect(crRule?.['verbs']).to.deep.equal(['get', 'list', 'watch', 'patch', 'update']);
+    expect(crRule?.['verbs']).to.deep.equal(['list', 'watch', 'patch']);
     expect(crRule?.['verbs']).to.not.include('delete');
     expect(find(objs, 'ClusterRoleBinding')['subjects']).to.deep.equal([
       { kind: 'ServiceAccount', name: 'sa', namespace: 'bucketoperator-system' },
@@ -167,7 +167,7 @@ describe('OperatorRbac', () => {
     const lease = find(objs, 'Role', 'bucketoperator-leader-election');
     expect(lease['metadata']['namespace']).to.equal('bucketoperator-system');
     expect(lease['rules']).to.deep.equal([
-      { apiGroups: ['coordination.k8s.io'], resources: ['leases'], verbs: ['get', 'create', 'update', 'patch'] },
+      { apiGroups: ['coordination.k8s.io'], resources: ['leases'], verbs: ['get', 'create', 'update'] },
     ]);
   });
 

@@ -10,7 +10,7 @@ import { accessSecretName, serviceName as ownedServiceName } from '../../../oper
 
 type Obj = Record<string, any>; // eslint-disable-line @typescript-eslint/no-explicit-any -- synthesized YAML is untyped; tests index into it freely
 
-const CLUSTER_SCOPED = ['CustomResourceDefinition', 'Namespace', 'ClusterRole', 'ClusterRoleBinding'];
+const CLUSTER_SCOPED = ['CustomResourceDefinition', 'Namespace', 'ClusterRole', 'ClusterRoleBinding', 'ValidatingAdmissionPolicy', 'ValidatingAdmissionPolicyBinding'];
 
 function synth(props?: BucketOperatorProps, chartNamespace?: string): Obj[] {
   const chart = new Chart(Testing.app(), 'test', { namespace: chartNamespace });
@@ -31,12 +31,18 @@ function args(objs: Obj[]): string[] {
 const ref = (o: Obj) => `${o['kind']}/${o['metadata']['name']}`;
 
 describe('BucketOperator', () => {
-  it('renders CRDs, Namespace, RBAC, ServiceAccount, Deployment and metrics Service', () => {
+  it('renders CRDs, Namespace, RBAC, admission policy, ServiceAccount, Deployment and metrics Service', () => {
     const kinds = new Set(synth().map((o) => o['kind']));
     expect([...kinds].sort()).to.deep.equal([
       'ClusterRole', 'ClusterRoleBinding', 'CustomResourceDefinition', 'Deployment', 'Namespace',
-      'Role', 'RoleBinding', 'Service', 'ServiceAccount',
+      'Role', 'RoleBinding', 'Service', 'ServiceAccount', 'ValidatingAdmissionPolicy', 'ValidatingAdmissionPolicyBinding',
     ]);
+  });
+
+  it('leaves the admission policy out when asked', () => {
+    const kinds = new Set(synth({ admissionPolicy: false }).map((o) => o['kind']));
+    expect(kinds.has('ValidatingAdmissionPolicy')).to.equal(false);
+    expect(kinds.has('ValidatingAdmissionPolicyBinding')).to.equal(false);
   });
 
   it('is what dist/ holds, object for object', () => {
