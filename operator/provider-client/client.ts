@@ -27,10 +27,24 @@ export interface ProviderClientsOptions {
 /** Provider operations, named as in the metric label `operation`. */
 export type ProviderOperation = 'get' | 'list' | 'create' | 'update' | 'delete';
 
+/** Largest page the provider serves; fewer, bigger pages cost fewer rate-limited calls. */
+export const LIST_PAGE_LIMIT = 1000;
+
+/** Filter of {@link ProviderClient.listBuckets}. */
+export interface ListBucketsFilter {
+  /** Every pair must match (the provider ANDs them). */
+  readonly tags?: Readonly<Record<string, string>>;
+}
+
 /** Provider calls the operator makes; every one is idempotent. */
 export interface ProviderClient {
   getBucket(id: string, signal?: AbortSignal): Promise<ProviderBucket | undefined>;
   findByIdempotencyKey(key: string, signal?: AbortSignal): Promise<ProviderBucket | undefined>;
+  /**
+   * Every bucket matching `filter`, following the provider's continue tokens; one call (and
+   * one rate-limiter token) per page of up to {@link LIST_PAGE_LIMIT}.
+   */
+  listBuckets(filter: ListBucketsFilter, signal?: AbortSignal): Promise<ProviderBucket[]>;
   createBucket(req: CreateBucketRequest, idempotencyKey: string, signal?: AbortSignal): Promise<ProviderBucket>;
   updateBucket(id: string, req: UpdateBucketRequest, signal?: AbortSignal): Promise<ProviderBucket>;
   /** Deletes; resolves `false` when the bucket was already gone. */
@@ -73,6 +87,19 @@ export class ProviderClients {
       findByIdempotencyKey: async (key, signal) => {
         const res = await call<{ items: ProviderBucket[] }>('list', 'GET', `buckets?idempotencyKey=${encodeURIComponent(key)}`, undefined, undefined, signal);
         return res.items[0];
+      },
+      listBuckets: async (filter, signal) => {
+        const items: ProviderBucket[] = [];
+        let token: string | undefined;
+        do {
+          const query = new URLSearchParams({ limit: String(LIST_PAGE_LIMIT) });
+          for (const [k, v] of Object.entries(filter.tags ?? {})) query.append('tag', `${k}=${v}`);
+          if (token !== undefined) query.set('continue', token);
+          const page = await call<{ items: ProviderBucket[]; continue?: string }>('list', 'GET', `buckets?${query.toString()}`, undefined, undefined, signal);
+          items.push(...page.items);
+          token = page.continue;
+        } while (token !== undefined);
+        return items;
       },
       createBucket: (req, key, signal) => call<ProviderBucket>('create', 'POST', 'buckets', req, { 'Idempotency-Key': key }, signal),
       updateBucket: (id, req, signal) => call<ProviderBucket>('update', 'PATCH', `buckets/${encodeURIComponent(id)}`, req, undefined, signal),

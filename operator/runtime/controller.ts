@@ -88,6 +88,27 @@ export class ControllerStoppedError extends Error {
 
 type Mapper = (obj: KubeObject) => readonly ObjectKey[];
 
+/**
+ * Keys sent from outside the informers, e.g. by a periodic check against an external system
+ * (controller-runtime's `source.Channel`). A controller built with `watchesChannel` enqueues
+ * what is sent while it runs; keys sent before it started or after it stopped are dropped,
+ * as informer events are, since the reconcile is level-based.
+ */
+export class KeyChannel {
+  private readonly receivers = new Set<(key: ObjectKey) => void>();
+
+  /** Enqueues `key` in every running controller watching this channel. */
+  send(key: ObjectKey): void {
+    for (const receive of this.receivers) receive(key);
+  }
+
+  /** Registers `receive`; returns the function that unregisters it. */
+  subscribe(receive: (key: ObjectKey) => void): () => void {
+    this.receivers.add(receive);
+    return () => this.receivers.delete(receive);
+  }
+}
+
 interface Source {
   readonly kind: ResourceKind;
   readonly map: Mapper;
@@ -98,6 +119,7 @@ interface Source {
 export class ControllerBuilder {
   private primary?: { kind: ResourceKind; options: EventSourceOptions };
   private readonly secondary: Source[] = [];
+  private readonly channels: KeyChannel[] = [];
   private options: ControllerOptions = {};
 
   constructor(
@@ -137,6 +159,12 @@ export class ControllerBuilder {
     return this;
   }
 
+  /** Keys sent on `channel` are enqueued as they are (they name primaries). */
+  watchesChannel(channel: KeyChannel): this {
+    this.channels.push(channel);
+    return this;
+  }
+
   /** Runner options; later calls override earlier ones field by field. */
   withOptions(options: ControllerOptions): this {
     this.options = { ...this.options, ...options };
@@ -162,6 +190,7 @@ export class ControllerBuilder {
     const primaryInformer = runner.watch({ kind: primary.kind, map: (o) => [keyOf(o)], options: primary.options });
     runner.setPrimary(primaryInformer, primary.options.predicates ?? []);
     for (const source of this.secondary) runner.watch(source);
+    for (const channel of this.channels) runner.watchChannel(channel);
     return runner;
   }
 
@@ -283,6 +312,13 @@ class ControllerRunner implements Controller {
       },
     });
     return informer;
+  }
+
+  /** Enqueues keys sent on `channel` while running. */
+  watchChannel(channel: KeyChannel): void {
+    channel.subscribe((key) => {
+      if (this.running) this.queue.add(keyString(key));
+    });
   }
 
   setPrimary(informer: Informer<KubeObject>, predicates: readonly Predicate[]): void {

@@ -43,6 +43,20 @@ export interface ManagerOptions {
   readonly clock?: Clock;
 }
 
+/**
+ * Work beside the controllers that must run on the leader only, such as a periodic check
+ * against an external system (controller-runtime's leader-election Runnable).
+ */
+export interface Runnable {
+  /** Names it in logs. */
+  readonly name: string;
+  /**
+   * Runs until `signal` aborts: started with the controllers, aborted before they drain or
+   * at once when leadership is lost. A rejection is logged; it does not stop the manager.
+   */
+  start(signal: AbortSignal): Promise<void>;
+}
+
 /** Thrown by `Manager.start` when leadership is lost: the process should exit and restart. */
 export class LeaderElectionLostError extends Error {
   override readonly name = 'LeaderElectionLostError';
@@ -60,6 +74,7 @@ export class Manager implements ControllerDeps {
   /** Readiness checks (/readyz). */
   readonly readyz = new CheckSet('readyz');
   private readonly controllers: Controller[] = [];
+  private readonly runnables: Runnable[] = [];
   private readonly elector?: LeaderElector;
   private readonly servers: ProbeServers;
   private readonly graceMs: number;
@@ -122,6 +137,13 @@ export class Manager implements ControllerDeps {
     return this;
   }
 
+  /** Registers a runnable; it starts with the controllers (after winning the election, if enabled). */
+  addRunnable(runnable: Runnable): this {
+    if (this.started) throw new Error(`cannot add runnable "${runnable.name}" to a started manager`);
+    this.runnables.push(runnable);
+    return this;
+  }
+
   /** Adds a liveness check. */
   addHealthzCheck(name: string, check: Check): this {
     this.healthz.add(name, check);
@@ -163,6 +185,8 @@ export class Manager implements ControllerDeps {
     const informers = this.allInformers();
     const electionStop = new AbortController();
     let election: Promise<'lost' | 'stopped'> | undefined;
+    const runnablesStop = new AbortController();
+    let runnables: Promise<unknown> = Promise.resolve();
     try {
       this.listeningDeferred.resolve(await this.servers.start());
       for (const inf of informers) inf.start();
@@ -185,6 +209,9 @@ export class Manager implements ControllerDeps {
       const runAll = new AbortController();
       const running = Promise.all(this.controllers.map((c) => c.start(runAll.signal)));
       this.controllersRunning = true;
+      runnables = Promise.all(this.runnables.map((r) =>
+        r.start(runnablesStop.signal).catch((err: unknown) => this.logger.error({ err, runnable: r.name }, 'Runnable failed')),
+      ));
       this.electedDeferred.resolve();
       const ended = await Promise.race([
         aborted(signal).then(() => 'shutdown' as const),
@@ -197,6 +224,7 @@ export class Manager implements ControllerDeps {
         await Promise.all(this.controllers.map((c) => c.stop(0)));
         throw new LeaderElectionLostError(`leader election lost for lease ${this.opts.leaderElection?.namespace}/${this.opts.leaderElection?.name}`);
       }
+      runnablesStop.abort();
       this.logger.info({ graceMs: this.graceMs }, 'Stopping, draining in-flight reconciles');
       const deadline = this.clock.now() + this.graceMs;
       const drained = await Promise.all(this.controllers.map((c) => c.stop(Math.max(0, deadline - this.clock.now()))));
@@ -205,7 +233,9 @@ export class Manager implements ControllerDeps {
       await running;
     } finally {
       // Idempotent after a drain; after a failure it stops whatever did start.
+      runnablesStop.abort();
       await Promise.all(this.controllers.map((c) => c.stop(0)));
+      await runnables;
       this.controllersRunning = false;
       // Release only after the drain, so no successor reconciles alongside our last reconciles.
       electionStop.abort();

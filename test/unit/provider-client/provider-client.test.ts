@@ -1,6 +1,9 @@
 import { expect } from 'chai';
 import { ProviderError } from '../../../operator/provider-client/errors';
 import { TokenBucket } from '../../../operator/provider-client/rate-limiter';
+import { LIST_PAGE_LIMIT, ProviderClients } from '../../../operator/provider-client/client';
+import type { ProviderHandle } from '../../../provider/index.js';
+import { API_KEY, call, createBody, start } from '../provider/helpers';
 
 describe('ProviderError', () => {
   const cases: Record<string, [number, boolean]> = {
@@ -62,5 +65,43 @@ describe('TokenBucket', () => {
     let failed = false;
     await tb.take(aborted).catch(() => (failed = true));
     expect(failed).to.equal(true);
+  });
+});
+
+describe('ProviderClient.listBuckets (against an in-process provider)', () => {
+  let p: ProviderHandle;
+  const clients = new ProviderClients({ qps: 1000, burst: 1000 });
+  before(async () => {
+    p = await start();
+  });
+  after(async () => {
+    clients.close();
+    await p.close();
+  });
+
+  it('follows continue tokens over pages of the largest size and ANDs the tag filter', async function () {
+    this.timeout(20_000);
+    const client = clients.client(p.url, API_KEY);
+    const tags = { 'managed-by': 'bucketoperator', team: 'a' };
+    // 1,001 matching buckets need exactly two pages of 1,000; others must not show up.
+    for (let i = 0; i < LIST_PAGE_LIMIT + 1; i += 50) {
+      const batch = Math.min(50, LIST_PAGE_LIMIT + 1 - i);
+      await Promise.all(Array.from({ length: batch }, () => call(p.url, '/buckets', { method: 'POST', body: createBody({ tags }) })));
+    }
+    await call(p.url, '/buckets', { method: 'POST', body: createBody({ tags: { 'managed-by': 'bucketoperator', team: 'b' } }) });
+    await call(p.url, '/buckets', { method: 'POST', body: createBody() });
+    p.resetStats();
+
+    const listed = await client.listBuckets({ tags });
+    expect(listed).to.have.length(LIST_PAGE_LIMIT + 1);
+    expect(new Set(listed.map((b) => b.id)).size).to.equal(listed.length);
+    expect(listed.every((b) => b.tags['team'] === 'a')).to.equal(true);
+    expect(p.stats().requests).to.deep.equal({ 'GET /buckets 200': 2 });
+  });
+
+  it('reports a rejected key as an auth error', async () => {
+    const err = await clients.client(p.url, 'wrong').listBuckets({}).then(() => undefined, (e: unknown) => e);
+    expect(err).to.be.instanceOf(ProviderError);
+    expect((err as ProviderError).isAuthError).to.equal(true);
   });
 });

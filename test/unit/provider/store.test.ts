@@ -157,6 +157,22 @@ describe('provider/store', () => {
       expect(store.query({ idempotencyKey: 'nope', tags: [], limit: 100 }).items).to.deep.equal([]);
     });
 
+    it('pages stay stable while buckets come and go: every survivor is seen exactly once', () => {
+      const { store } = fixture();
+      for (let i = 0; i < 6; i++) store.create(req({ tags: { managed: 'yes' } }));
+      const before = store.list().map((b) => b.id);
+      const first = store.query({ tags: [['managed', 'yes']], limit: 3 });
+      // Between pages: one bucket of the first page and one of the rest go, and a new one comes.
+      store.delete(before[0]!);
+      store.delete(before[4]!);
+      store.create(req({ tags: { managed: 'yes' } }));
+      const after = first.items.at(-1)!.id;
+      const rest = store.query({ tags: [['managed', 'yes']], limit: 1000, after });
+      const seen = [...first.items, ...rest.items].map((b) => b.id);
+      expect(new Set(seen).size).to.equal(seen.length);
+      for (const id of before.filter((_, i) => i !== 0 && i !== 4)) expect(seen).to.include(id);
+    });
+
     it('omits continue on the last page', () => {
       const { store } = fixture();
       store.create(req());
