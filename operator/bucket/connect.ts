@@ -2,6 +2,7 @@
  * Resolves a bucket's provider connection from its BucketProviderConfig and that config's
  * Secret, both read from the informer caches. Failures name the missing object, never the key.
  */
+import { createHash } from 'node:crypto';
 import type { V1Secret } from '@kubernetes/client-node';
 import type { BucketProviderConfig, StorageBucket } from '../api/v1';
 import { CONFIG_IN_USE_FINALIZER, DEFAULT_SECRET_KEY } from '../api/v1';
@@ -14,6 +15,11 @@ export interface Connection {
   readonly client: ProviderClient;
   readonly endpoint: string;
   readonly config: BucketProviderConfig;
+  /**
+   * Names the provider account (endpoint and API key) without revealing the key: buckets
+   * with the same account are listed together by the drift scan, whatever config names them.
+   */
+  readonly account: string;
 }
 
 /** The config or its credentials are missing: nothing to retry until they appear. */
@@ -64,5 +70,6 @@ export function connect(deps: ConnectDeps, bucket: StorageBucket): Connection {
   }
   const apiKey = Buffer.from(encoded, 'base64').toString('utf8').trim();
   if (!apiKey) throw new ConnectError(Reason.SecretNotFound, `key ${key} in Secret ${namespace}/${secretName} is empty`);
-  return { client: deps.clients.client(config.spec.endpoint, apiKey), endpoint: config.spec.endpoint, config };
+  const account = createHash('sha256').update(config.spec.endpoint).update('\0').update(apiKey).digest('hex').slice(0, 32);
+  return { client: deps.clients.client(config.spec.endpoint, apiKey), endpoint: config.spec.endpoint, config, account };
 }

@@ -1,7 +1,9 @@
 /**
- * The StorageBucket orchestrator: read from cache -> connect -> observe -> plan -> execute
- * one step -> write status only when it changed -> return an Action. All decisions live in
- * plan.ts; this file turns them into calls and is the only place that logs and records events.
+ * The StorageBucket orchestrator: read from cache -> connect -> preplan -> (observe -> plan)
+ * -> execute one step -> write status only when it changed -> return an Action. All decisions
+ * live in plan.ts; this file turns them into calls and is the only place that logs and records
+ * events. A Ready bucket is not polled for drift here: the drift scanner lists the provider in
+ * bulk and names the buckets that need an observation (see drift-scanner.ts).
  */
 import { randomUUID } from 'node:crypto';
 import type { V1Secret, V1Service } from '@kubernetes/client-node';
@@ -13,14 +15,15 @@ import { isProviderError, type ProviderBucket } from '../provider-client';
 import { isConflict } from '../runtime/client';
 import { findCondition, type Condition } from '../runtime/conditions';
 import { done, requeueAfter, TerminalError, type Action, type ReconcileContext, type Reconciler, type Request } from '../runtime/reconcile';
-import type { Cache } from '../runtime/types';
+import type { Cache, ObjectKey } from '../runtime/types';
 import { Priority } from '../runtime/workqueue';
 import { connect, ConnectError, type ConnectDeps, type Connection } from './connect';
 import { SECRET, SERVICE, STORAGE_BUCKET } from './kinds';
 import { accessSecretName, desiredSecret, desiredService, isControlledBy, secretNeedsApply, serviceName, serviceNeedsApply } from './owned';
-import { assertNever, isObserveOnly, plan, type Observation, type Step } from './plan';
+import { assertNever, isObserveOnly, plan, preplan, type Observation, type Step } from './plan';
 import { ConditionType, EventReason, Reason } from './reasons';
 import { nextStatus, statusEqual, type ConditionFacts, type StatusFacts } from './status';
+import { NAME_TAG, NAMESPACE_TAG, operatorTags } from './tags';
 import type { EventSink, ObjectWriter } from './writer';
 
 /** Dependencies of {@link BucketReconciler}. */
@@ -31,8 +34,13 @@ export interface BucketReconcilerDeps extends ConnectDeps {
   readonly events: EventSink;
   /** Poll interval while the provider is Provisioning or Resizing. @default 3000 */
   readonly pollIntervalMs?: number;
-  /** Drift check interval once Active. @default 60000 */
+  /**
+   * Read interval of observed buckets (managementPolicy Observe), which the drift scan cannot
+   * cover: the operator does not tag them. @default 60000
+   */
   readonly driftIntervalMs?: number;
+  /** The drift scan's latest findings; a named bucket is observed instead of trusted. @default none */
+  readonly driftReports?: { reported(key: ObjectKey): boolean };
   /** @default () => new Date() */
   readonly now?: () => Date;
   /** Idempotency key generator. @default crypto.randomUUID */
@@ -81,11 +89,10 @@ export class BucketReconciler implements Reconciler {
         return done();
       }
       if (deleting && (bucket.spec.deletionPolicy === 'Orphan' || isObserveOnly(bucket))) {
-        // Needs no provider call, so neither a config, a Secret nor a reachable provider.
-        if (bucket.status?.id) {
-          this.d.events.event(bucket, 'Normal', EventReason.OrphanedBucket, 'Delete', `left provider bucket ${bucket.status.id} in place (deletionPolicy Orphan)`);
-        }
+        // Needs no provider call, so neither a config, a Secret nor a reachable provider. No
+        // Event either: it would be written about an object that is about to vanish.
         await this.d.writer.removeFinalizer(STORAGE_BUCKET, bucket, BUCKET_FINALIZER);
+        ctx.logger.info({ msg: 'released finalizer', orphaned: true, bucketID: bucket.status?.id });
         return done();
       }
       if (!deleting) {
@@ -109,10 +116,8 @@ export class BucketReconciler implements Reconciler {
         if (!(err instanceof ConnectError)) throw err;
         return await this.notConnected(bucket, err, ctx);
       }
-      if (!deleting && !isObserveOnly(bucket) && (!hasFinalizer || !bucket.metadata.annotations?.[IDEMPOTENCY_KEY_ANNOTATION])) {
-        // No create happens before both are in place, so there is nothing to ask the provider yet.
-        return await this.prepare(bucket, conn, ctx);
-      }
+      const first = preplan(bucket, { endpoint: conn.endpoint, driftReported: this.d.driftReports?.reported(req) ?? false });
+      if (first.type !== 'observe') return await this.execute(bucket, conn, undefined, first, ctx);
       const obs = await this.observe(conn, bucket, ctx.signal);
       return await this.execute(bucket, conn, obs, plan(bucket, obs, conn.endpoint), ctx);
     } catch (err) {
@@ -142,23 +147,29 @@ export class BucketReconciler implements Reconciler {
   /** Asks the provider about the bucket this object refers to; changes nothing. */
   private async observe(conn: Connection, bucket: StorageBucket, signal: AbortSignal): Promise<Observation> {
     const id = bucket.status?.id ?? bucket.metadata.annotations?.[ADOPT_ANNOTATION];
-    const key = bucket.metadata.annotations?.[IDEMPOTENCY_KEY_ANNOTATION];
     let found: ProviderBucket | undefined;
     if (id) found = await conn.client.getBucket(id, signal);
     if (found) return { exists: true, bucket: found };
     // No recorded id, or it vanished: a create with the current key may have happened without
     // its answer reaching us (the crash window), so look the key up before creating.
+    return this.observeKey(conn, bucket, signal);
+  }
+
+  /** Asks the provider for the live bucket made with the current idempotency key. */
+  private async observeKey(conn: Connection, bucket: StorageBucket, signal: AbortSignal): Promise<Observation> {
+    const key = bucket.metadata.annotations?.[IDEMPOTENCY_KEY_ANNOTATION];
     if (!key) return { exists: false };
     const byKey = await conn.client.findByIdempotencyKey(key, signal);
     if (!byKey) return { exists: false };
     // A key copied along with a manifest finds the original's bucket; names, unlike uids,
     // survive a backup and restore, so they tell ours from someone else's.
-    const mine = byKey.tags['kubernetes-namespace'] === bucket.metadata.namespace && byKey.tags['kubernetes-name'] === bucket.metadata.name;
+    const mine = byKey.tags[NAMESPACE_TAG] === bucket.metadata.namespace && byKey.tags[NAME_TAG] === bucket.metadata.name;
     return mine ? { exists: true, bucket: byKey } : { exists: false, foreignKey: true };
   }
 
-  private async execute(bucket: StorageBucket, conn: Connection, obs: Observation, step: Step, ctx: ReconcileContext): Promise<Action> {
-    const log = ctx.logger.child({ bucketID: obs.exists ? obs.bucket.id : bucket.status?.id });
+  /** Runs `step`; `obs` is undefined when preplan decided without asking the provider. */
+  private async execute(bucket: StorageBucket, conn: Connection, obs: Observation | undefined, step: Step, ctx: ReconcileContext): Promise<Action> {
+    const log = ctx.logger.child({ bucketID: obs?.exists ? obs.bucket.id : bucket.status?.id });
     switch (step.type) {
       case 'prepare':
         return this.prepare(bucket, conn, ctx);
@@ -182,13 +193,18 @@ export class BucketReconciler implements Reconciler {
         return this.create(bucket, conn, step.idempotencyKey, ctx);
 
       case 'update': {
-        const external = obs.exists ? obs.bucket : undefined;
+        const external = obs?.exists ? obs.bucket : undefined;
         const grows = step.patch.sizeGB !== undefined && external !== undefined && step.patch.sizeGB > external.sizeGB;
         const updated = await conn.client.updateBucket(step.id, step.patch, ctx.signal);
         // A new generation means the user asked for the change; otherwise the provider drifted.
+        // Restoring only our own tags (an adopted bucket, one tagged before managed-by existed)
+        // is bookkeeping no user acts on, so it records no Event.
         const requested = bucket.metadata.generation !== bucket.status?.observedGeneration;
         const reason = requested ? EventReason.ResizingBucket : EventReason.CorrectedDrift;
-        this.d.events.event(bucket, 'Normal', reason, 'Update', `updating provider bucket ${step.id}: ${JSON.stringify(step.patch)}`);
+        if (step.patch.sizeGB !== undefined || step.patch.encrypted !== undefined) {
+          const { tags: _tags, ...visible } = step.patch;
+          this.d.events.event(bucket, 'Normal', reason, 'Update', `updating provider bucket ${step.id}: ${JSON.stringify(visible)}`);
+        }
         log.info({ msg: 'updating provider bucket', patch: step.patch });
         await this.writeStatus(bucket, {
           observation: { exists: true, bucket: updated },
@@ -201,27 +217,40 @@ export class BucketReconciler implements Reconciler {
       }
 
       case 'delete': {
-        // No status write first: the object is about to go, and a failed delete is reported
-        // by failed() from this same snapshot, so nothing flips back and forth.
-        await conn.client.deleteBucket(step.id, ctx.signal);
-        this.d.events.event(bucket, 'Normal', EventReason.DeletedBucket, 'Delete', `deleted provider bucket ${step.id}`);
-        log.info({ msg: 'deleted provider bucket' });
+        // No status write and no Event: the object is about to go, and a failed delete is
+        // reported by failed() from this same snapshot, so nothing flips back and forth.
+        const existed = await conn.client.deleteBucket(step.id, ctx.signal);
+        log.info({ msg: existed ? 'deleted provider bucket' : 'provider bucket already gone' });
+        if (!existed && step.ifGone === 'lookUpKey') {
+          // Gone by id, but the current key may have made another bucket: plan from the key.
+          const byKey = await this.observeKey(conn, bucket, ctx.signal);
+          return this.execute(bucket, conn, byKey, plan(bucket, byKey, conn.endpoint), ctx);
+        }
         // Cleanup succeeded, so the finalizer may go.
         await this.d.writer.removeFinalizer(STORAGE_BUCKET, bucket, BUCKET_FINALIZER);
         return done();
       }
 
       case 'removeFinalizer': {
-        if (step.orphaned && obs.exists) {
-          this.d.events.event(bucket, 'Normal', EventReason.OrphanedBucket, 'Delete', `left provider bucket ${obs.bucket.id} in place (deletionPolicy Orphan)`);
-        }
         await this.d.writer.removeFinalizer(STORAGE_BUCKET, bucket, BUCKET_FINALIZER);
         log.info({ msg: 'released finalizer', orphaned: step.orphaned });
         return done();
       }
 
+      case 'upToDate': {
+        const status = bucket.status ?? {};
+        // Rewrites nothing when Synced was already True; the owned objects come from the status.
+        const current = await this.writeStatus(bucket, {
+          phase: 'Active',
+          ready: { status: 'True', reason: Reason.Available, message: '' },
+          synced: SYNCED,
+        });
+        await this.ensureOwned(current, conn, { id: status.id ?? '', endpoint: status.endpoint ?? '', region: bucket.spec.region });
+        return done();
+      }
+
       case 'none': {
-        if (bucket.metadata.deletionTimestamp || !obs.exists) return done();
+        if (bucket.metadata.deletionTimestamp || !obs?.exists) return done();
         const external = obs.bucket;
         if (step.waiting) {
           const current = await this.writeStatus(bucket, {
@@ -251,11 +280,12 @@ export class BucketReconciler implements Reconciler {
           this.d.events.event(bucket, 'Normal', EventReason.BucketReady, 'Observe', `provider bucket ${external.id} is ready`);
           log.info({ msg: 'bucket ready' });
         }
-        return requeueAfter(this.jitter(this.driftMs));
+        // No drift requeue: the drift scanner lists the provider and names what differs.
+        return done();
       }
 
       case 'mirror': {
-        if (!obs.exists) {
+        if (!obs?.exists) {
           const id = bucket.status?.id ?? bucket.metadata.annotations?.[ADOPT_ANNOTATION] ?? '';
           await this.writeStatus(bucket, {
             phase: 'Pending',
@@ -311,11 +341,7 @@ export class BucketReconciler implements Reconciler {
           region: bucket.spec.region,
           sizeGB: bucket.spec.sizeGB,
           encrypted: bucket.spec.encrypted ?? false,
-          tags: {
-            'kubernetes-namespace': bucket.metadata.namespace ?? '',
-            'kubernetes-name': bucket.metadata.name ?? '',
-            'kubernetes-uid': bucket.metadata.uid ?? '',
-          },
+          tags: operatorTags(bucket),
         },
         key,
         ctx.signal,
@@ -341,7 +367,7 @@ export class BucketReconciler implements Reconciler {
   }
 
   /** Applies the owned Secret and Service when the cached copies differ from the desired ones. */
-  private async ensureOwned(bucket: StorageBucket, conn: Connection, external: ProviderBucket): Promise<void> {
+  private async ensureOwned(bucket: StorageBucket, conn: Connection, external: Pick<ProviderBucket, 'id' | 'endpoint' | 'region'>): Promise<void> {
     const access = { id: external.id, endpoint: external.endpoint, region: external.region, providerEndpoint: conn.endpoint };
     const ns = bucket.metadata.namespace ?? '';
     const name = bucket.metadata.name ?? '';

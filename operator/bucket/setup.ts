@@ -9,6 +9,7 @@ import { ControllerBuilder, type ControllerOptions } from '../runtime/controller
 import type { Manager } from '../runtime/manager';
 import { generationChangedOrAnnotations, type Predicate } from '../runtime/predicates';
 import { ConfigReconciler } from './config-reconciler';
+import { driftScan } from './drift-scanner';
 import { registerBucketLifecycleMetrics } from './lifecycle-metrics';
 import {
   BUCKETS_BY_CONFIG,
@@ -34,7 +35,7 @@ export interface BucketControllersOptions {
   readonly maxConcurrentReconciles?: number;
   /** Poll interval while Provisioning/Resizing. @default 3000 */
   readonly pollIntervalMs?: number;
-  /** Drift check interval once Active. @default 60000 */
+  /** Time between bulk drift scans of each provider account. @default 60000 */
   readonly driftIntervalMs?: number;
   /** Per-reconcile deadline. @default 60000 */
   readonly reconcileTimeoutMs?: number;
@@ -83,12 +84,14 @@ export function setupBucketControllers(mgr: Manager, opts: BucketControllersOpti
     ...opts.controllerOptions,
   };
 
+  const drift = driftScan(mgr, { buckets, configs, secrets, clients: opts.clients, intervalMs: opts.driftIntervalMs });
   const bucketController = new ControllerBuilder(BUCKET_CONTROLLER, mgr)
     .for<StorageBucket>(STORAGE_BUCKET, { predicates: bucketPredicates })
     .owns(SECRET, { predicates: [ownedChanged] })
     .owns(SERVICE, { predicates: [ownedChanged] })
     .watches<BucketProviderConfig>(PROVIDER_CONFIG, bucketsForConfig(buckets), { predicates: [generationChangedOrAnnotations()] })
     .watches<V1Secret>(SECRET, bucketsForSecret(configs, buckets))
+    .watchesChannel(drift.channel)
     .withOptions(runner)
     .complete(
       new BucketReconciler({
@@ -98,6 +101,7 @@ export function setupBucketControllers(mgr: Manager, opts: BucketControllersOpti
         clients: opts.clients,
         pollIntervalMs: opts.pollIntervalMs,
         driftIntervalMs: opts.driftIntervalMs,
+        driftReports: drift.reports,
       }),
     );
 

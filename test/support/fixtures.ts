@@ -26,6 +26,12 @@ export class BucketBuilder {
     return this;
   }
 
+  /** Sets metadata.generation, as the API server does when the spec changes. */
+  withGeneration(generation: number): this {
+    this.obj.metadata = { ...this.obj.metadata, generation };
+    return this;
+  }
+
   withFinalizer(): this {
     this.obj.metadata = { ...this.obj.metadata, finalizers: [BUCKET_FINALIZER] };
     return this;
@@ -69,7 +75,15 @@ export function bucket(name?: string, namespace?: string): BucketBuilder {
   return new BucketBuilder(name, namespace);
 }
 
-/** A provider bucket matching the default builder's spec. */
+/** The tags the operator sets on the default builder's provider bucket. */
+export const DEFAULT_TAGS: Readonly<Record<string, string>> = {
+  'managed-by': 'bucketoperator',
+  'kubernetes-namespace': 'ns1',
+  'kubernetes-name': 'b1',
+  'kubernetes-uid': 'uid-b1',
+};
+
+/** A provider bucket matching the default builder's spec and carrying the operator's tags. */
 export function providerBucket(overrides: Partial<ProviderBucket> = {}): ProviderBucket {
   return {
     id: 'bucket-000001',
@@ -78,7 +92,29 @@ export function providerBucket(overrides: Partial<ProviderBucket> = {}): Provide
     encrypted: false,
     phase: 'Active',
     endpoint: 'bucket-000001.us-east-1.storage.example',
-    tags: {},
+    tags: { ...DEFAULT_TAGS },
+    ...overrides,
+  };
+}
+
+/**
+ * The status of a bucket that went Ready for generation 1 at `providerEndpoint`, as the
+ * reconciler writes it (Ready and Synced True for that generation).
+ */
+export function readyStatus(providerEndpoint: string, overrides: Partial<StorageBucketStatus> = {}): StorageBucketStatus {
+  const at = '2026-01-01T00:00:00Z';
+  return {
+    phase: 'Active',
+    id: 'bucket-000001',
+    endpoint: 'bucket-000001.us-east-1.storage.example',
+    sizeGB: 10,
+    idempotencyKey: 'k1',
+    providerEndpoint,
+    observedGeneration: 1,
+    conditions: [
+      { type: 'Ready', status: 'True', reason: 'Available', message: '', lastTransitionTime: at, observedGeneration: 1 },
+      { type: 'Synced', status: 'True', reason: 'ReconcileSuccess', message: '', lastTransitionTime: at, observedGeneration: 1 },
+    ],
     ...overrides,
   };
 }

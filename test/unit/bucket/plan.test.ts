@@ -1,7 +1,7 @@
 import { expect } from 'chai';
-import { plan, type Observation, type Step } from '../../../operator/bucket/plan';
+import { plan, preplan, statusTrusted, type ObserveFirst, type Observation, type PreplanFacts, type Step } from '../../../operator/bucket/plan';
 import type { StorageBucket } from '../../../operator/api/v1';
-import { bucket, providerBucket } from '../../support/fixtures';
+import { DEFAULT_TAGS, bucket, providerBucket, readyStatus } from '../../support/fixtures';
 
 const ENDPOINT = 'http://provider.example';
 const absent: Observation = { exists: false };
@@ -51,14 +51,22 @@ const cases: Record<string, [StorageBucket, Observation, Step]> = {
   'encryption drifted: correct it': [
     bucket().prepared().withSpec({ encrypted: true }).build(), active, { type: 'update', id: 'bucket-000001', patch: { encrypted: true } },
   ],
+  'adopted bucket without the operator\'s tags: add them, keeping its own': [
+    bucket().prepared().adopting('bucket-000001').build(), { exists: true, bucket: providerBucket({ tags: { team: 'a', 'kubernetes-name': 'old' } }) },
+    { type: 'update', id: 'bucket-000001', patch: { tags: { team: 'a', ...DEFAULT_TAGS } } },
+  ],
+  'restored object (new uid): the uid tag follows': [
+    bucket().prepared().build(), { exists: true, bucket: providerBucket({ tags: { ...DEFAULT_TAGS, 'kubernetes-uid': 'uid-before-restore' } }) },
+    { type: 'update', id: 'bucket-000001', patch: { tags: { ...DEFAULT_TAGS } } },
+  ],
   'adopt target missing: blocked': [
     bucket().prepared().adopting('bucket-9').build(), absent,
     { type: 'blocked', reason: 'AdoptTargetNotFound', message: 'provider bucket bucket-9 named by storage.avalonhosting.example/adopt-id does not exist' },
   ],
   'adopt target present: treated like our own': [bucket().prepared().adopting('bucket-000001').build(), active, { type: 'none', waiting: false }],
-  'deleting with a bucket: delete it': [bucket().prepared().deleting().build(), active, { type: 'delete', id: 'bucket-000001' }],
+  'deleting with a bucket: delete it': [bucket().prepared().deleting().build(), active, { type: 'delete', id: 'bucket-000001', ifGone: 'release' }],
   'deleting while provisioning: delete anyway': [
-    bucket().prepared().deleting().build(), { exists: true, bucket: providerBucket({ phase: 'Provisioning' }) }, { type: 'delete', id: 'bucket-000001' },
+    bucket().prepared().deleting().build(), { exists: true, bucket: providerBucket({ phase: 'Provisioning' }) }, { type: 'delete', id: 'bucket-000001', ifGone: 'release' },
   ],
   'deleting, already gone: release the finalizer': [bucket().prepared().deleting().build(), absent, { type: 'removeFinalizer', orphaned: false }],
   'deleting with Orphan policy: keep the bucket': [
@@ -73,4 +81,64 @@ describe('plan', () => {
       expect(plan(obj, obs, ENDPOINT)).to.deep.equal(want);
     });
   }
+});
+
+const facts: PreplanFacts = { endpoint: ENDPOINT, driftReported: false };
+const ready = () => bucket().prepared('k1').withStatus(readyStatus(ENDPOINT));
+const observe: ObserveFirst = { type: 'observe' };
+
+const preplanCases: Record<string, { obj: StorageBucket; facts?: Partial<PreplanFacts>; want: Step | ObserveFirst }> = {
+  'new object: prepare without asking the provider': { obj: bucket().build(), want: { type: 'prepare' } },
+  'prepared, never created: observe (the key may have made a bucket)': { obj: bucket().prepared().build(), want: observe },
+  'Ready for this generation: trust the status, no provider call': { obj: ready().build(), want: { type: 'upToDate' } },
+  'Ready, but the drift scan named it: observe': { obj: ready().build(), facts: { driftReported: true }, want: observe },
+  'spec changed since Ready: observe': { obj: ready().withSpec({ sizeGB: 20 }).withGeneration(2).build(), want: observe },
+  'config points elsewhere now: observe (ProviderChanged is the provider\'s to prove)': {
+    obj: ready().build(), facts: { endpoint: 'http://other' }, want: observe,
+  },
+  'last reconcile failed (Synced False): observe': {
+    obj: ready().withStatus({
+      conditions: [
+        { type: 'Ready', status: 'True', reason: 'Available', message: '', lastTransitionTime: '2026-01-01T00:00:00Z', observedGeneration: 1 },
+        { type: 'Synced', status: 'False', reason: 'ProviderUnavailable', message: 'x', lastTransitionTime: '2026-01-01T00:00:00Z', observedGeneration: 1 },
+      ],
+    }).build(),
+    want: observe,
+  },
+  'provisioning: observe (poll)': {
+    obj: bucket().prepared().withStatus({ ...readyStatus(ENDPOINT), phase: 'Provisioning', conditions: [] }).build(), want: observe,
+  },
+  'deleting with a recorded id: DELETE at once, a 404 means gone': {
+    obj: ready().deleting().build(), want: { type: 'delete', id: 'bucket-000001', ifGone: 'release' },
+  },
+  'deleting after a key rotation: DELETE, but confirm by key if gone': {
+    obj: bucket().prepared('k2').withStatus(readyStatus(ENDPOINT)).deleting().build(),
+    want: { type: 'delete', id: 'bucket-000001', ifGone: 'lookUpKey' },
+  },
+  'deleting with no id (create answer lost): look the key up first': { obj: bucket().prepared('k1').deleting().build(), want: observe },
+  'deleting, never prepared: release, nothing was ever sent': { obj: bucket().withFinalizer().deleting().build(), want: { type: 'removeFinalizer', orphaned: false } },
+  'deleting an adopt target never recorded: DELETE it, confirm by key if gone': {
+    obj: bucket().prepared('k1').adopting('bucket-7').deleting().build(), want: { type: 'delete', id: 'bucket-7', ifGone: 'lookUpKey' },
+  },
+  'deleting after the config moved: observe (a 404 there proves nothing)': {
+    obj: ready().deleting().build(), facts: { endpoint: 'http://other' }, want: observe,
+  },
+  'deleting with Orphan: release': {
+    obj: ready().withSpec({ deletionPolicy: 'Orphan' }).deleting().build(), want: { type: 'removeFinalizer', orphaned: true },
+  },
+  'deleting without our finalizer: nothing': { obj: bucket().deleting().build(), want: { type: 'none', waiting: false } },
+};
+
+describe('preplan', () => {
+  for (const [name, tc] of Object.entries(preplanCases)) {
+    it(name, () => {
+      expect(preplan(tc.obj, { ...facts, ...tc.facts })).to.deep.equal(tc.want);
+    });
+  }
+
+  it('statusTrusted needs Ready and Synced for the current generation', () => {
+    expect(statusTrusted(ready().build(), ENDPOINT)).to.equal(true);
+    expect(statusTrusted(ready().withGeneration(2).build(), ENDPOINT)).to.equal(false);
+    expect(statusTrusted(ready().withStatus({ endpoint: '' }).build(), ENDPOINT)).to.equal(false);
+  });
 });
