@@ -60,8 +60,6 @@ export const EventReason = {
   ResizingBucket: 'ResizingBucket',
   CorrectedDrift: 'CorrectedDrift',
   BucketMissing: 'BucketMissing',
-  DeletedBucket: 'DeletedBucket',
-  OrphanedBucket: 'OrphanedBucket',
   InvalidSpec: 'InvalidSpec',
   ProviderConfigNotFound: 'ProviderConfigNotFound',
   CredentialsRejected: 'CredentialsRejected',

@@ -206,6 +206,7 @@ export class BucketReconciler implements Reconciler {
           this.d.events.event(bucket, 'Normal', reason, 'Update', `updating provider bucket ${step.id}: ${JSON.stringify(visible)}`);
         }
         log.info({ msg: 'updating provider bucket', patch: step.patch });
+        this.recordAdoption(bucket, step.id);
         await this.writeStatus(bucket, {
           observation: { exists: true, bucket: updated },
           providerEndpoint: conn.endpoint,
@@ -264,9 +265,7 @@ export class BucketReconciler implements Reconciler {
           return this.poll();
         }
         const wasReady = findCondition(bucket.status?.conditions as Condition[] | undefined, ConditionType.Ready)?.status === 'True';
-        if (!bucket.status?.id && bucket.metadata.annotations?.[ADOPT_ANNOTATION]) {
-          this.d.events.event(bucket, 'Normal', EventReason.AdoptedBucket, 'Adopt', `adopted provider bucket ${external.id}`);
-        }
+        this.recordAdoption(bucket, external.id);
         // Status first: a failing owned-object write must not hide that the bucket is ready.
         const current = await this.writeStatus(bucket, {
           observation: obs,
@@ -381,6 +380,12 @@ export class BucketReconciler implements Reconciler {
     if (this.mayWrite(bucket, 'Service', liveService) && serviceNeedsApply(service, liveService)) {
       await this.d.writer.apply(SERVICE, service);
     }
+  }
+
+  /** The first status write of an adopted bucket (update or ready) records the adoption. */
+  private recordAdoption(bucket: StorageBucket, id: string): void {
+    if (bucket.status?.id || !bucket.metadata.annotations?.[ADOPT_ANNOTATION]) return;
+    this.d.events.event(bucket, 'Normal', EventReason.AdoptedBucket, 'Adopt', `adopted provider bucket ${id}`);
   }
 
   /** An existing object that some other owner controls is never taken over (it may be an app's own). */
