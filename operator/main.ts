@@ -19,7 +19,7 @@ const USAGE = `Usage: bucketoperator [flags]
   --health-probe-bind-address ADDR  /healthz and /readyz listen address (default :8081)
   --max-concurrent-reconciles N     parallel reconciles of StorageBuckets (default 8)
   --poll-interval DURATION          poll while Provisioning/Resizing, e.g. 3s (default 3s)
-  --drift-interval DURATION         drift check once Active, e.g. 60s (default 60s)
+  --drift-interval DURATION         time between bulk drift scans (one provider list per account), e.g. 60s (default 60s)
   --provider-qps N --provider-burst N   provider calls per endpoint (default 20/40)
   --log-level LEVEL                 debug|info|warn|error (default info)
   --log-format json|pretty          (default json)`;
