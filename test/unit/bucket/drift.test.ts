@@ -31,6 +31,9 @@ const cases: Record<string, { cached: StorageBucket[]; listed: ProviderBucket[];
   'recorded at another endpoint: skipped (its reconcile reports ProviderChanged)': {
     cached: [bucket().prepared().withStatus(readyStatus('http://old')).build()], listed: [], want: [],
   },
+  'observed (managementPolicy Observe), never tagged by us: skipped, it is read one by one': {
+    cached: [ready().withSpec({ managementPolicy: 'Observe' }).build()], listed: [], want: [],
+  },
   'being deleted: skipped': { cached: [ready().deleting().build()], listed: [], want: [] },
   'listed buckets nobody caches (another cluster\'s) are ignored': {
     cached: [ready().build()], listed: [listed, providerBucket({ id: 'bucket-999999' })], want: [],

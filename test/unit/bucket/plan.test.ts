@@ -127,6 +127,20 @@ const preplanCases: Record<string, { obj: StorageBucket; facts?: Partial<Preplan
     obj: ready().withSpec({ deletionPolicy: 'Orphan' }).deleting().build(), want: { type: 'removeFinalizer', orphaned: true },
   },
   'deleting without our finalizer: nothing': { obj: bucket().deleting().build(), want: { type: 'none', waiting: false } },
+  'a reconcile requested by annotation and not yet handled: observe': {
+    obj: ready().withAnnotation('storage.avalonhosting.example/reconcile-requested-at', 't1').build(), want: observe,
+  },
+  'a reconcile request already handled: trust the status': {
+    obj: ready().withAnnotation('storage.avalonhosting.example/reconcile-requested-at', 't1').withStatus({ lastHandledReconcileAt: 't1' }).build(),
+    want: { type: 'upToDate' },
+  },
+  'managementPolicy Observe, Ready: observe (untagged, so the scan cannot cover it)': {
+    obj: ready().withSpec({ managementPolicy: 'Observe' }).build(), want: observe,
+  },
+  'managementPolicy Observe, new: observe, never prepare': { obj: bucket().withSpec({ managementPolicy: 'Observe' }).build(), want: observe },
+  'managementPolicy Observe, deleting: release, never DELETE': {
+    obj: ready().withSpec({ managementPolicy: 'Observe' }).deleting().build(), want: { type: 'removeFinalizer', orphaned: true },
+  },
 };
 
 describe('preplan', () => {
