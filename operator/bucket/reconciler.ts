@@ -246,7 +246,7 @@ export class BucketReconciler implements Reconciler {
           ready: { status: 'True', reason: Reason.Available, message: '' },
           synced: SYNCED,
         });
-        await this.ensureOwned(current, conn, { id: status.id ?? '', endpoint: status.endpoint ?? '', region: bucket.spec.region });
+        await this.ensureOwned(current, conn, { id: status.id ?? '', endpoint: status.endpoint ?? '', region: status.region ?? bucket.spec.region });
         return done();
       }
 
