@@ -1,5 +1,4 @@
 import { expect } from 'chai';
-import { KubeConfig } from '@kubernetes/client-node';
 import { FakeClock } from '../../../operator/runtime/clock';
 import { ControllerBuilder } from '../../../operator/runtime/controller';
 import { LeaderElectionLostError, Manager, type Runnable } from '../../../operator/runtime/manager';
@@ -30,13 +29,12 @@ function probe(): Runnable & { running: boolean; started: number } {
 function manager(lease = leaseStore()) {
   const clock = new FakeClock();
   const mgr = new Manager({
-      kubeConfig: new KubeConfig(),
       logger: captureLogger().logger,
       informers: new FakeInformerSource(),
       leaderElection: { enabled: true, namespace: 'ns', name: 'lease', identity: 'me', leaseDurationMs: 15_000, renewDeadlineMs: 10_000, retryPeriodMs: 2_000 },
       metricsBindAddress: '0',
       healthProbeBindAddress: '0',
-      leaseApi: lease,
+      client: lease,
       clock,
   });
   // A manager whose controllers all ended stops; one idle controller keeps it running.
