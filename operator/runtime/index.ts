@@ -22,3 +22,5 @@ export * from './apply';
 export * from './status';
 export * from './finalizers';
 export * from './events';
+export * from './named-informers';
+export * from './transforms';

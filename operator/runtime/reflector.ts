@@ -94,6 +94,7 @@ export interface ReflectorOptions<T extends KubeObject> extends ReflectorTuning 
   readonly kind: ResourceKind;
   readonly namespace?: string;
   readonly labelSelector?: string;
+  readonly fieldSelector?: string;
   readonly sink: ReflectorSink<T>;
   readonly logger: Logger;
 }
@@ -197,6 +198,7 @@ export class Reflector<T extends KubeObject> {
     const { items, resourceVersion } = await this.opts.lw.list<T>(this.opts.kind, {
       namespace: this.opts.namespace,
       labelSelector: this.opts.labelSelector,
+      fieldSelector: this.opts.fieldSelector,
       limit: this.opts.pageSize ?? 500,
       signal: stop,
     });
@@ -222,6 +224,7 @@ export class Reflector<T extends KubeObject> {
       const events = this.opts.lw.watch<T>(this.opts.kind, {
         namespace: this.opts.namespace,
         labelSelector: this.opts.labelSelector,
+        fieldSelector: this.opts.fieldSelector,
         resourceVersion: this.resourceVersion,
         allowWatchBookmarks: true,
         timeoutSeconds: watchTimeoutSeconds(this.opts.minWatchTimeoutSeconds ?? 300, this.random()),
