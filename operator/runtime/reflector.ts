@@ -217,6 +217,9 @@ export class Reflector<T extends KubeObject> {
     const conn = new AbortController();
     const onStop = (): void => conn.abort(stop.reason);
     stop.addEventListener('abort', onStop, { once: true });
+    // Stopped while the list was in flight: an already-aborted signal fires no listener, and
+    // the watch would otherwise stay open (and stop() wait) until the server times it out.
+    if (stop.aborted) onStop();
     let idleTimer = this.clock.setTimeout(() => conn.abort(new IdleWatch(idleMs)), idleMs);
     const startedAt = this.clock.now();
     let delivered = false;
