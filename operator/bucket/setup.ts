@@ -56,9 +56,10 @@ export const CONFIG_CONTROLLER = 'bucketproviderconfig';
 export const SECRET_PROTECTION_CONTROLLER = 'secretprotection';
 
 /**
- * Owned objects matter when someone else edits or deletes them. Their creation is our own
- * apply (or, after a restart, the initial list, when every bucket is enqueued anyway), so a
- * create event would only cost one more reconcile and provider call per bucket.
+ * Owned objects matter when someone else edits or deletes them. Their creation (in the
+ * label-selected cache: also their labelling) is our own write (or, after a restart, the
+ * initial list, when every bucket is enqueued anyway), so a create event would only cost one
+ * more reconcile and provider call per bucket.
  */
 const ownedChanged: Predicate = { create: () => false };
 
