@@ -53,6 +53,8 @@ export interface OperatorOptions {
 /** A running operator. */
 export interface RunningOperator {
   readonly manager: Manager;
+  /** The shared informers, for inspecting what the caches hold. */
+  readonly informers: InformerFactory;
   readonly registry: Registry;
   /** Resolves when the manager stopped; rejects when it failed (e.g. leadership lost). */
   readonly done: Promise<void>;
@@ -64,7 +66,7 @@ export interface RunningOperator {
 export function startOperator(opts: OperatorOptions): RunningOperator {
   const registry = new Registry();
   const client = new KubeClient({ restConfig: opts.restConfig, registry, userAgent: OPERATOR_NAME });
-  const informers = new InformerFactory({ lw: client, logger: opts.logger.child({ component: 'informer' }) });
+  const informers = new InformerFactory({ lw: client, logger: opts.logger.child({ component: 'informer' }), registry });
   const identity = opts.identity ?? `${hostname()}_${process.pid}`;
   const manager = new Manager({
     client,
@@ -110,6 +112,7 @@ export function startOperator(opts: OperatorOptions): RunningOperator {
   });
   return {
     manager,
+    informers,
     registry,
     done,
     async stop() {

@@ -9,6 +9,7 @@ import { CONFIG_IN_USE_FINALIZER, DEFAULT_SECRET_KEY } from '../api/v1';
 import { isConflict } from '../runtime/client';
 import { conditionsEqual, setCondition, type Condition } from '../runtime/conditions';
 import { done, requeueAfter, type Action, type ReconcileContext, type Reconciler, type Request } from '../runtime/reconcile';
+import type { NamedCache } from '../runtime/named-informers';
 import type { Cache } from '../runtime/types';
 import { BUCKETS_BY_CONFIG } from './indexes';
 import { PROVIDER_CONFIG } from './kinds';
@@ -22,7 +23,8 @@ export const IN_USE_REASON = 'InUse';
 export interface ConfigReconcilerDeps {
   readonly configs: Cache<BucketProviderConfig>;
   readonly buckets: Cache<StorageBucket>;
-  readonly secrets: Cache<V1Secret>;
+  /** Credential Secrets, watched by name while a config refers to them. */
+  readonly secrets: NamedCache<V1Secret>;
   readonly writer: ObjectWriter;
   /** @default () => new Date() */
   readonly now?: () => Date;
@@ -60,7 +62,7 @@ export class ConfigReconciler implements Reconciler {
         await this.d.writer.addFinalizer(PROVIDER_CONFIG, config, CONFIG_IN_USE_FINALIZER);
         return done();
       }
-      await this.writeStatus(config, users.length, this.secretReadiness(config));
+      await this.writeStatus(config, users.length, await this.secretReadiness(config, ctx.signal));
       return done();
     } catch (err) {
       if (isConflict(err)) {
@@ -72,10 +74,14 @@ export class ConfigReconciler implements Reconciler {
     }
   }
 
-  private secretReadiness(config: BucketProviderConfig): { status: 'True' | 'False'; reason: string; message: string } {
+  private async secretReadiness(
+    config: BucketProviderConfig, signal: AbortSignal,
+  ): Promise<{ status: 'True' | 'False'; reason: string; message: string }> {
     const ns = config.metadata.namespace ?? '';
     const name = config.spec.secretRef.name;
     const key = config.spec.secretRef.key ?? DEFAULT_SECRET_KEY;
+    // A config just created may be read before its Secret's informer filled.
+    await this.d.secrets.waitForKey({ namespace: ns, name }, signal);
     const secret = this.d.secrets.get({ namespace: ns, name });
     if (!secret) return { status: 'False', reason: Reason.SecretNotFound, message: `Secret ${ns}/${name} not found` };
     const value = secret.data?.[key];

@@ -1,12 +1,14 @@
 /**
  * Resolves a bucket's provider connection from its BucketProviderConfig and that config's
- * Secret, both read from the informer caches. Failures name the missing object, never the key.
+ * Secret, both read from informer caches (the Secret from the informer watching it by name).
+ * Failures name the missing object, never the key.
  */
 import { createHash } from 'node:crypto';
 import type { V1Secret } from '@kubernetes/client-node';
 import type { BucketProviderConfig, StorageBucket } from '../api/v1';
 import { CONFIG_IN_USE_FINALIZER, DEFAULT_SECRET_KEY } from '../api/v1';
 import type { ProviderClient, ProviderClients } from '../provider-client';
+import type { NamedCache } from '../runtime/named-informers';
 import type { Cache } from '../runtime/types';
 import { Reason } from './reasons';
 
@@ -40,12 +42,17 @@ export class ConnectError extends Error {
 /** Caches and client factory that `connect` reads. */
 export interface ConnectDeps {
   readonly configs: Cache<BucketProviderConfig>;
-  readonly secrets: Cache<V1Secret>;
+  /** Credential Secrets, watched by name while a config refers to them. */
+  readonly secrets: NamedCache<V1Secret>;
   readonly clients: ProviderClients;
 }
 
-/** Resolves the connection for `bucket`, or throws a {@link ConnectError}. */
-export function connect(deps: ConnectDeps, bucket: StorageBucket): Connection {
+/**
+ * Resolves the connection for `bucket`, or throws a {@link ConnectError}. Waits (up to
+ * `signal`) for the Secret's informer to fill, so a config that has just appeared is never
+ * reported as lacking a Secret that exists.
+ */
+export async function connect(deps: ConnectDeps, bucket: StorageBucket, signal?: AbortSignal): Promise<Connection> {
   const namespace = bucket.metadata.namespace ?? '';
   const configName = bucket.spec.providerRef.name;
   const config = deps.configs.get({ namespace, name: configName });
@@ -62,6 +69,7 @@ export function connect(deps: ConnectDeps, bucket: StorageBucket): Connection {
   }
   const secretName = config.spec.secretRef.name;
   const key = config.spec.secretRef.key ?? DEFAULT_SECRET_KEY;
+  await deps.secrets.waitForKey({ namespace, name: secretName }, signal);
   const secret = deps.secrets.get({ namespace, name: secretName });
   const encoded = secret?.data?.[key];
   if (!secret || !encoded) {

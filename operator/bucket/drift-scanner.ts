@@ -71,7 +71,7 @@ export class DriftScanner implements Runnable {
 
   /** One pass over every account; sends each finding to the controller. */
   async scan(signal?: AbortSignal): Promise<ScanSummary> {
-    const groups = this.groups();
+    const groups = await this.groups();
     const findings: DriftFinding[] = [];
     let failedAccounts = 0;
     for (const [account, group] of groups) {
@@ -100,13 +100,13 @@ export class DriftScanner implements Runnable {
   }
 
   /** The buckets that trust their status, by provider account. */
-  private groups(): Map<string, Group> {
+  private async groups(): Promise<Map<string, Group>> {
     const groups = new Map<string, Group>();
     const byConfig = new Map<string, Connection | undefined>();
     for (const bucket of this.d.buckets.list()) {
       if (bucket.metadata.deletionTimestamp || !bucket.status?.providerEndpoint) continue;
       const configKey = `${bucket.metadata.namespace ?? ''}/${bucket.spec.providerRef.name}`;
-      if (!byConfig.has(configKey)) byConfig.set(configKey, this.connect(bucket));
+      if (!byConfig.has(configKey)) byConfig.set(configKey, await this.connect(bucket));
       const conn = byConfig.get(configKey);
       if (!conn || !statusTrusted(bucket, conn.endpoint)) continue;
       let group = groups.get(conn.account);
@@ -119,9 +119,9 @@ export class DriftScanner implements Runnable {
     return groups;
   }
 
-  private connect(bucket: StorageBucket): Connection | undefined {
+  private async connect(bucket: StorageBucket): Promise<Connection | undefined> {
     try {
-      return connect(this.d, bucket);
+      return await connect(this.d, bucket);
     } catch (err) {
       // A bucket without a usable config says so in its own status; nothing to list for it.
       if (err instanceof ConnectError) return undefined;

@@ -7,7 +7,7 @@ import { applyObject } from '../runtime/apply';
 import { isNotFound, type KubeClient } from '../runtime/client';
 import { addFinalizer, removeFinalizer } from '../runtime/finalizers';
 import { patchStatus } from '../runtime/status';
-import type { KubeObject, ResourceKind } from '../runtime/types';
+import type { KubeObject, ObjectKey, ResourceKind } from '../runtime/types';
 import type { ObjectWriter } from './writer';
 
 /** Builds the writer used by the bucket controllers. */
@@ -35,6 +35,17 @@ export function kubeWriter(client: KubeClient, fieldManager: string): ObjectWrit
       patchStatus(client, kind, obj as T & { status?: unknown }, status, { fieldManager }),
     async apply(kind, obj) {
       await applyObject(client, kind, obj, { fieldManager });
+    },
+    async create(kind, obj) {
+      await client.create(kind, obj, { fieldManager });
+    },
+    async get<T extends KubeObject>(kind: ResourceKind, key: ObjectKey): Promise<T | undefined> {
+      try {
+        return await client.get<T>(kind, key.namespace, key.name);
+      } catch (err) {
+        if (isNotFound(err)) return undefined;
+        throw err;
+      }
     },
   };
 }

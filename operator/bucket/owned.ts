@@ -4,11 +4,45 @@
  * here; the orchestrator applies it only when the cached live object differs, so a steady
  * state costs no API writes.
  */
+import { createHash } from 'node:crypto';
 import type { V1OwnerReference, V1Secret, V1Service } from '@kubernetes/client-node';
 import type { StorageBucket } from '../api/v1';
-import { API_VERSION, BUCKET_NAME_LABEL } from '../api/v1';
+import { API_VERSION, BUCKET_NAME_LABEL, MANAGED_BY_LABEL, MANAGED_BY_VALUE } from '../api/v1';
 import { ownerReference } from '../runtime/apply';
 import { accessSecretName, serviceName } from './names';
+import type { KubeObject, Transform } from '../runtime/types';
+
+/** Label selector of the owned-object informers: only what the operator made is cached. */
+export const MANAGED_BY_SELECTOR = `${MANAGED_BY_LABEL}=${MANAGED_BY_VALUE}`;
+
+/** Labels every owned object carries. */
+function ownedLabels(bucketName: string): Record<string, string> {
+  return { [BUCKET_NAME_LABEL]: bucketName, [MANAGED_BY_LABEL]: MANAGED_BY_VALUE };
+}
+
+/**
+ * An owned Secret as the cache holds it: `data` replaced by a SHA-256 of each value, enough
+ * to tell whether the live Secret still says what we want, with no connection details in memory
+ * (or in a heap dump). A Secret read from the API has `data` and no hashes; both forms compare.
+ */
+export type OwnedSecret = V1Secret & { readonly dataSha256?: Readonly<Record<string, string>> };
+
+/**
+ * Informer transform of the owned-Secret cache: keeps a hash per data key instead of the data.
+ * Per key rather than one digest of the whole map, so the comparison stays a subset check and
+ * a key someone added next to ours does not make every reconcile re-apply.
+ */
+export const condenseSecretData: Transform = (obj: KubeObject): KubeObject => {
+  const secret = obj as OwnedSecret & { stringData?: Record<string, string> };
+  const { data, stringData: _never, ...rest } = secret;
+  return { ...rest, dataSha256: sha256Values(data) } as OwnedSecret;
+};
+
+function sha256Values(data: Readonly<Record<string, string>> | undefined): Record<string, string> {
+  const out: Record<string, string> = {};
+  for (const [k, v] of Object.entries(data ?? {})) out[k] = createHash('sha256').update(v).digest('base64');
+  return out;
+}
 
 // Re-exported so the operator keeps one import point for its owned objects.
 export { accessSecretName, serviceName } from './names';
@@ -37,7 +71,7 @@ export function desiredSecret(bucket: StorageBucket, access: AccessDetails): V1S
     metadata: {
       name: accessSecretName(name),
       namespace: bucket.metadata.namespace,
-      labels: { [BUCKET_NAME_LABEL]: name },
+      labels: ownedLabels(name),
       ownerReferences: [ownerRef(bucket)],
     },
     type: 'Opaque',
@@ -59,7 +93,7 @@ export function desiredService(bucket: StorageBucket, access: AccessDetails): V1
     metadata: {
       name: serviceName(name),
       namespace: bucket.metadata.namespace,
-      labels: { [BUCKET_NAME_LABEL]: name },
+      labels: ownedLabels(name),
       ownerReferences: [ownerRef(bucket)],
     },
     spec: {
@@ -79,10 +113,14 @@ export function endpointHost(endpoint: string): string {
   }
 }
 
-/** True when the live Secret (controlled by the bucket, or absent) lacks anything the desired one sets. */
-export function secretNeedsApply(desired: V1Secret, live: V1Secret | undefined): boolean {
+/**
+ * True when the live Secret (controlled by the bucket, or absent) lacks anything the desired one
+ * sets. `live` may be the cached form (hashes) or one read from the API (data).
+ */
+export function secretNeedsApply(desired: V1Secret, live: OwnedSecret | undefined): boolean {
   if (!live) return true;
-  return !subset(desired.metadata?.labels, live.metadata?.labels) || !subset(desired.data, live.data);
+  const liveHashes = live.dataSha256 ?? sha256Values(live.data);
+  return !subset(desired.metadata?.labels, live.metadata?.labels) || !subset(sha256Values(desired.data), liveHashes);
 }
 
 /** True when the live Service (controlled by the bucket, or absent) lacks anything the desired one sets. */
@@ -100,6 +138,6 @@ export function isControlledBy(obj: { metadata?: { ownerReferences?: V1OwnerRefe
   return (obj.metadata?.ownerReferences ?? []).some((r) => r.controller === true && r.uid === owner.metadata.uid);
 }
 
-function subset(want: Record<string, string> | undefined, have: Record<string, string> | undefined): boolean {
+function subset(want: Readonly<Record<string, string>> | undefined, have: Readonly<Record<string, string>> | undefined): boolean {
   return Object.entries(want ?? {}).every(([k, v]) => have?.[k] === v);
 }

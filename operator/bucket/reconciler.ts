@@ -6,20 +6,20 @@
  * bulk and names the buckets that need an observation (see drift-scanner.ts).
  */
 import { randomUUID } from 'node:crypto';
-import type { V1Secret, V1Service } from '@kubernetes/client-node';
+import type { V1Service } from '@kubernetes/client-node';
 import type { BucketPhase, StorageBucket } from '../api/v1';
 import {
   ADOPT_ANNOTATION, BUCKET_FINALIZER, IDEMPOTENCY_KEY_ANNOTATION, PAUSED_ANNOTATION, StorageBucketSpec, formatFieldErrors, validate,
 } from '../api/v1';
 import { isProviderError, type ProviderBucket } from '../provider-client';
-import { isConflict } from '../runtime/client';
+import { isAlreadyExists, isConflict } from '../runtime/client';
 import { findCondition, type Condition } from '../runtime/conditions';
 import { done, requeueAfter, TerminalError, type Action, type ReconcileContext, type Reconciler, type Request } from '../runtime/reconcile';
-import type { Cache, ObjectKey } from '../runtime/types';
+import { keyOf, type Cache, type KubeObject, type ObjectKey, type ResourceKind } from '../runtime/types';
 import { Priority } from '../runtime/workqueue';
 import { connect, ConnectError, type ConnectDeps, type Connection } from './connect';
 import { SECRET, SERVICE, STORAGE_BUCKET } from './kinds';
-import { accessSecretName, desiredSecret, desiredService, isControlledBy, secretNeedsApply, serviceName, serviceNeedsApply } from './owned';
+import { desiredSecret, desiredService, isControlledBy, secretNeedsApply, serviceNeedsApply, type OwnedSecret } from './owned';
 import { assertNever, isObserveOnly, plan, preplan, type Observation, type Step } from './plan';
 import { ConditionType, EventReason, Reason } from './reasons';
 import { nextStatus, statusEqual, type ConditionFacts, type StatusFacts } from './status';
@@ -29,6 +29,9 @@ import type { EventSink, ObjectWriter } from './writer';
 /** Dependencies of {@link BucketReconciler}. */
 export interface BucketReconcilerDeps extends ConnectDeps {
   readonly buckets: Cache<StorageBucket>;
+  /** Owned Secrets: only those labelled as the operator's, data condensed to hashes. */
+  readonly ownedSecrets: Cache<OwnedSecret>;
+  /** Owned Services: only those labelled as the operator's. */
   readonly services: Cache<V1Service>;
   readonly writer: ObjectWriter;
   readonly events: EventSink;
@@ -111,7 +114,7 @@ export class BucketReconciler implements Reconciler {
 
       let conn: Connection;
       try {
-        conn = connect(this.d, bucket);
+        conn = await connect(this.d, bucket, ctx.signal);
       } catch (err) {
         if (!(err instanceof ConnectError)) throw err;
         return await this.notConnected(bucket, err, ctx);
@@ -368,18 +371,36 @@ export class BucketReconciler implements Reconciler {
   /** Applies the owned Secret and Service when the cached copies differ from the desired ones. */
   private async ensureOwned(bucket: StorageBucket, conn: Connection, external: Pick<ProviderBucket, 'id' | 'endpoint' | 'region'>): Promise<void> {
     const access = { id: external.id, endpoint: external.endpoint, region: external.region, providerEndpoint: conn.endpoint };
-    const ns = bucket.metadata.namespace ?? '';
-    const name = bucket.metadata.name ?? '';
     const secret = desiredSecret(bucket, access);
-    const liveSecret = this.d.secrets.get({ namespace: ns, name: accessSecretName(name) });
-    if (this.mayWrite(bucket, 'Secret', liveSecret) && secretNeedsApply(secret, liveSecret)) {
-      await this.d.writer.apply(SECRET, secret);
-    }
+    await this.ensureOne(bucket, SECRET, secret, this.d.ownedSecrets, (live) => secretNeedsApply(secret, live));
     const service = desiredService(bucket, access);
-    const liveService = this.d.services.get({ namespace: ns, name: serviceName(name) });
-    if (this.mayWrite(bucket, 'Service', liveService) && serviceNeedsApply(service, liveService)) {
-      await this.d.writer.apply(SERVICE, service);
+    await this.ensureOne(bucket, SERVICE, service, this.d.services, (live) => serviceNeedsApply(service, live));
+  }
+
+  /**
+   * Brings one owned object in line without ever taking over someone else's. The cache holds
+   * only objects labelled as ours, so a miss means "absent, or not labelled": the object is
+   * created (a POST fails on an existing name, where an apply would take it over), and only
+   * when one exists is it read once and applied if this bucket controls it, which also labels
+   * one made before the label existed.
+   */
+  private async ensureOne<L extends KubeObject>(
+    bucket: StorageBucket, kind: ResourceKind, desired: KubeObject, cache: Cache<L>, needsApply: (live: L) => boolean,
+  ): Promise<void> {
+    const key = keyOf(desired);
+    let live = cache.get(key);
+    if (!live) {
+      try {
+        await this.d.writer.create(kind, desired);
+        return;
+      } catch (err) {
+        if (!isAlreadyExists(err)) throw err;
+      }
+      live = await this.d.writer.get<L>(kind, key);
+      // Deleted since the create failed: the next attempt creates it.
+      if (!live) throw new Error(`${kind.kind} ${key.namespace}/${key.name} vanished while being created`);
     }
+    if (this.mayWrite(bucket, kind.kind, live) && needsApply(live)) await this.d.writer.apply(kind, desired);
   }
 
   /** The first status write of an adopted bucket (update or ready) records the adoption. */
@@ -389,8 +410,7 @@ export class BucketReconciler implements Reconciler {
   }
 
   /** An existing object that some other owner controls is never taken over (it may be an app's own). */
-  private mayWrite(bucket: StorageBucket, kind: string, live: V1Secret | V1Service | undefined): boolean {
-    if (!live) return true;
+  private mayWrite(bucket: StorageBucket, kind: string, live: KubeObject): boolean {
     if (isControlledBy(live, bucket)) return true;
     this.d.events.event(bucket, 'Warning', EventReason.OwnedObjectConflict, 'Apply', `${kind} ${live.metadata?.name ?? ''} exists and is not controlled by this StorageBucket; left untouched`);
     return false;

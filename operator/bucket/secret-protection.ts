@@ -2,11 +2,16 @@
  * Keeps a provider-credentials Secret while a BucketProviderConfig still references it. Without
  * it, deleting a namespace removes the Secret at once (Secrets have no finalizer), and buckets
  * that still have to deprovision would wait forever for credentials that are gone.
+ *
+ * Driven by configs and by the informers that watch each referenced Secret by name: no Secret
+ * is cached unless a config names it. A Secret no config names any more is no longer watched,
+ * so releasing it reads it once from the API.
  */
 import type { V1Secret } from '@kubernetes/client-node';
 import type { BucketProviderConfig } from '../api/v1';
 import { SECRET_IN_USE_FINALIZER } from '../api/v1';
 import { done, type Action, type ReconcileContext, type Reconciler, type Request } from '../runtime/reconcile';
+import type { NamedCache } from '../runtime/named-informers';
 import type { Cache, ObjectKey } from '../runtime/types';
 import { CONFIGS_BY_SECRET } from './indexes';
 import { SECRET } from './kinds';
@@ -17,7 +22,8 @@ export { SECRET_IN_USE_FINALIZER };
 
 /** Dependencies of {@link SecretProtectionReconciler}. */
 export interface SecretProtectionDeps {
-  readonly secrets: Cache<V1Secret>;
+  /** Credential Secrets, watched by name while a config refers to them. */
+  readonly secrets: NamedCache<V1Secret>;
   readonly configs: Cache<BucketProviderConfig>;
   readonly writer: ObjectWriter;
 }
@@ -27,11 +33,18 @@ export class SecretProtectionReconciler implements Reconciler {
   constructor(private readonly d: SecretProtectionDeps) {}
 
   async reconcile(req: Request, ctx: ReconcileContext): Promise<Action> {
-    const secret = this.d.secrets.get(req);
-    if (!secret) return done();
     // A config counts until it is gone from the cache: while it is being deleted its buckets
     // may still need the credentials to deprovision.
     const users = this.d.configs.byIndex(CONFIGS_BY_SECRET, `${req.namespace}/${req.name}`);
+    let secret: V1Secret | undefined;
+    if (users.length > 0) {
+      await this.d.secrets.waitForKey(req, ctx.signal);
+      secret = this.d.secrets.get(req);
+    } else {
+      // Unreferenced, hence unwatched: only a config change (its release) brings us here.
+      secret = await this.d.writer.get<V1Secret>(SECRET, req);
+    }
+    if (!secret) return done();
     const protectedNow = (secret.metadata?.finalizers ?? []).includes(SECRET_IN_USE_FINALIZER);
     if (users.length > 0 && !protectedNow && !secret.metadata?.deletionTimestamp) {
       await this.d.writer.addFinalizer(SECRET, secret, SECRET_IN_USE_FINALIZER);

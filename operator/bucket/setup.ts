@@ -1,12 +1,18 @@
 /**
  * Wires the bucket controllers into a Manager: informers and their indexes, watch mappings,
  * predicates and reconcilers. The RBAC these need is declared in rbac.ts beside this file.
+ *
+ * The caches hold only what is ours or what we were pointed at: owned Secrets and Services
+ * through a managed-by label selector (Secret data condensed to hashes), credential Secrets
+ * through one informer per Secret a config names. No informer lists all Secrets or Services.
  */
 import type { V1Secret, V1Service } from '@kubernetes/client-node';
 import type { BucketProviderConfig, StorageBucket } from '../api/v1';
 import type { ProviderClients } from '../provider-client';
 import { ControllerBuilder, type ControllerOptions } from '../runtime/controller';
 import type { Manager } from '../runtime/manager';
+import { NamedInformers } from '../runtime/named-informers';
+import type { InformerOptions } from '../runtime/types';
 import { generationChangedOrAnnotations, type Predicate } from '../runtime/predicates';
 import { ConfigReconciler } from './config-reconciler';
 import { driftScan } from './drift-scanner';
@@ -22,6 +28,7 @@ import {
   configsForSecret,
 } from './indexes';
 import { PROVIDER_CONFIG, SECRET, SERVICE, STORAGE_BUCKET } from './kinds';
+import { MANAGED_BY_SELECTOR, condenseSecretData, type OwnedSecret } from './owned';
 import { BucketReconciler } from './reconciler';
 import { SecretProtectionReconciler, secretForConfig } from './secret-protection';
 import type { EventSink, ObjectWriter } from './writer';
@@ -51,9 +58,10 @@ export const CONFIG_CONTROLLER = 'bucketproviderconfig';
 export const SECRET_PROTECTION_CONTROLLER = 'secretprotection';
 
 /**
- * Owned objects matter when someone else edits or deletes them. Their creation is our own
- * apply (or, after a restart, the initial list, when every bucket is enqueued anyway), so a
- * create event would only cost one more reconcile and provider call per bucket.
+ * Owned objects matter when someone else edits or deletes them. Their creation (in the
+ * label-selected cache: also their labelling) is our own write (or, after a restart, the
+ * initial list, when every bucket is enqueued anyway), so a create event would only cost one
+ * more reconcile and provider call per bucket.
  */
 const ownedChanged: Predicate = { create: () => false };
 
@@ -66,14 +74,23 @@ const finalizersOrDeletionChanged: Predicate = {
 
 /** Registers the StorageBucket and BucketProviderConfig controllers on `mgr`. */
 export function setupBucketControllers(mgr: Manager, opts: BucketControllersOptions): void {
-  const informerOptions = mgr.namespace ? { namespace: mgr.namespace } : {};
+  const informerOptions: InformerOptions = mgr.namespace ? { namespace: mgr.namespace } : {};
+  // The controllers below ask for the same options, so they share these informers.
+  const ownedSecretOptions: InformerOptions = { ...informerOptions, labelSelector: MANAGED_BY_SELECTOR, transform: condenseSecretData };
+  const ownedServiceOptions: InformerOptions = { ...informerOptions, labelSelector: MANAGED_BY_SELECTOR };
   const buckets = mgr.informers.informerFor<StorageBucket>(STORAGE_BUCKET, informerOptions).cache;
-  const configs = mgr.informers.informerFor<BucketProviderConfig>(PROVIDER_CONFIG, informerOptions).cache;
-  const secrets = mgr.informers.informerFor<V1Secret>(SECRET, informerOptions).cache;
-  const services = mgr.informers.informerFor<V1Service>(SERVICE, informerOptions).cache;
+  const configInformer = mgr.informers.informerFor<BucketProviderConfig>(PROVIDER_CONFIG, informerOptions);
+  const configs = configInformer.cache;
+  const ownedSecrets = mgr.informers.informerFor<OwnedSecret>(SECRET, ownedSecretOptions).cache;
+  const services = mgr.informers.informerFor<V1Service>(SERVICE, ownedServiceOptions).cache;
   buckets.addIndex(BUCKETS_BY_CONFIG, bucketConfigIndex);
   configs.addIndex(CONFIGS_BY_SECRET, configSecretIndex);
   registerBucketLifecycleMetrics(mgr, mgr.informers.informerFor<StorageBucket>(STORAGE_BUCKET, informerOptions));
+  // Each config's Secret is watched by name while the config is cached; the same mapping as
+  // CONFIGS_BY_SECRET, so "some config uses it" and "it is watched" always agree.
+  const credentials = new NamedInformers<V1Secret>({ source: mgr.informers, kind: SECRET, logger: mgr.logger })
+    .trackReferences(configInformer, secretForConfig);
+  const secrets = credentials.cache;
 
   // Spec changes, deletion, finalizers and our annotations (pause, adopt) matter; our own
   // status writes do not, since polling is driven by requeueAfter.
@@ -87,15 +104,15 @@ export function setupBucketControllers(mgr: Manager, opts: BucketControllersOpti
   const drift = driftScan(mgr, { buckets, configs, secrets, clients: opts.clients, intervalMs: opts.driftIntervalMs });
   const bucketController = new ControllerBuilder(BUCKET_CONTROLLER, mgr)
     .for<StorageBucket>(STORAGE_BUCKET, { predicates: bucketPredicates })
-    .owns(SECRET, { predicates: [ownedChanged] })
-    .owns(SERVICE, { predicates: [ownedChanged] })
+    .owns(SECRET, { predicates: [ownedChanged], informerOptions: ownedSecretOptions })
+    .owns(SERVICE, { predicates: [ownedChanged], informerOptions: ownedServiceOptions })
     .watches<BucketProviderConfig>(PROVIDER_CONFIG, bucketsForConfig(buckets), { predicates: [generationChangedOrAnnotations()] })
-    .watches<V1Secret>(SECRET, bucketsForSecret(configs, buckets))
+    .watches<V1Secret>(SECRET, bucketsForSecret(configs, buckets), { informer: credentials })
     .watchesChannel(drift.channel)
     .withOptions(runner)
     .complete(
       new BucketReconciler({
-        buckets, configs, secrets, services,
+        buckets, configs, secrets, ownedSecrets, services,
         writer: opts.writer,
         events: opts.events,
         clients: opts.clients,
@@ -108,13 +125,13 @@ export function setupBucketControllers(mgr: Manager, opts: BucketControllersOpti
   const configController = new ControllerBuilder(CONFIG_CONTROLLER, mgr)
     .for<BucketProviderConfig>(PROVIDER_CONFIG, { predicates: [generationChangedOrAnnotations()] })
     .watches<StorageBucket>(STORAGE_BUCKET, configForBucket)
-    .watches<V1Secret>(SECRET, configsForSecret(configs))
+    .watches<V1Secret>(SECRET, configsForSecret(configs), { informer: credentials })
     .withOptions({ ...runner, maxConcurrentReconciles: 2 })
     .complete(new ConfigReconciler({ configs, buckets, secrets, writer: opts.writer }));
 
   // Secrets only matter here when their finalizers or deletion change; data edits do not.
   const secretProtection = new ControllerBuilder(SECRET_PROTECTION_CONTROLLER, mgr)
-    .for<V1Secret>(SECRET, { predicates: [finalizersOrDeletionChanged] })
+    .for<V1Secret>(SECRET, { predicates: [finalizersOrDeletionChanged], informer: credentials })
     .watches<BucketProviderConfig>(PROVIDER_CONFIG, secretForConfig)
     .withOptions({ ...runner, maxConcurrentReconciles: 2 })
     .complete(new SecretProtectionReconciler({ secrets, configs, writer: opts.writer }));

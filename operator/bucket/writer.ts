@@ -2,7 +2,7 @@
  * The writes the bucket controllers make to Kubernetes, as one small seam. setup.ts binds it
  * to the runtime's client helpers; tests of the orchestrator can pass plain objects.
  */
-import type { KubeObject, ResourceKind } from '../runtime/types';
+import type { KubeObject, ObjectKey, ResourceKind } from '../runtime/types';
 
 /** Kubernetes writes used by the reconcilers. */
 export interface ObjectWriter {
@@ -27,6 +27,13 @@ export interface ObjectWriter {
   patchStatus<T extends KubeObject>(kind: ResourceKind, obj: T, status: Record<string, unknown>): Promise<T>;
   /** Server-side applies an owned object with the operator's field manager. */
   apply(kind: ResourceKind, obj: KubeObject): Promise<void>;
+  /**
+   * Creates `obj` (a POST, never an apply): fails with AlreadyExists instead of touching an
+   * object of that name someone else made.
+   */
+  create(kind: ResourceKind, obj: KubeObject): Promise<void>;
+  /** Reads one object from the API server, bypassing the caches; undefined when it does not exist. */
+  get<T extends KubeObject>(kind: ResourceKind, key: ObjectKey): Promise<T | undefined>;
 }
 
 /** Records Kubernetes Events about an object; never throws. */

@@ -44,6 +44,11 @@ export interface EventSourceOptions<T extends KubeObject = KubeObject> {
   /** All must pass for an event to enqueue. */
   readonly predicates?: readonly Predicate<T>[];
   readonly informerOptions?: InformerOptions;
+  /**
+   * Watch this informer instead of asking the InformerSource for one, like
+   * controller-runtime's `source.Kind` on a cache of one's own (e.g. `NamedInformers`).
+   */
+  readonly informer?: Informer<T>;
 }
 
 /** Runner options, with controller-runtime's defaults. */
@@ -289,7 +294,7 @@ class ControllerRunner implements Controller {
       ...(this.deps.namespace ? { namespace: this.deps.namespace } : {}),
       ...source.options.informerOptions,
     };
-    const informer = this.deps.informers.informerFor<KubeObject>(source.kind, informerOptions);
+    const informer = source.options.informer ?? this.deps.informers.informerFor<KubeObject>(source.kind, informerOptions);
     if (!this.informerList.includes(informer)) this.informerList.push(informer);
     const predicates = source.options.predicates ?? [];
     const enqueue = (obj: KubeObject, priority: number): void => {

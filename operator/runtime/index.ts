@@ -28,3 +28,5 @@ export * from './apply';
 export * from './status';
 export * from './finalizers';
 export * from './events';
+export * from './named-informers';
+export * from './transforms';

@@ -15,6 +15,7 @@ import {
   type InformerOptions,
   type KubeObject,
   type ResourceKind,
+  type Transform,
 } from './types';
 
 /** Everything a `SharedInformer` needs. */
@@ -34,6 +35,8 @@ export class SharedInformer<T extends KubeObject> implements Informer<T> {
   private readonly reflector: Reflector<T>;
   private readonly log: Logger;
   private readonly clock: Clock;
+  /** What this informer stores of each object; the identity when none was given. */
+  readonly transform: Transform | undefined;
   private resyncMs: number;
   private resyncTimer: TimerHandle | undefined;
   private synced = false;
@@ -45,6 +48,7 @@ export class SharedInformer<T extends KubeObject> implements Informer<T> {
     this.kind = opts.kind;
     this.clock = opts.clock ?? opts.reflector?.clock ?? realClock;
     this.resyncMs = opts.resyncPeriodMs ?? 0;
+    this.transform = opts.transform;
     this.log = opts.logger.child({ informer: opts.kind.plural, namespace: opts.namespace ?? '' });
     this.cache = new IndexedCache<T>({
       onIndexError: (index, key, err) => this.log.error({ err, index, key }, 'index function failed'),
@@ -56,6 +60,7 @@ export class SharedInformer<T extends KubeObject> implements Informer<T> {
       kind: opts.kind,
       namespace: opts.namespace,
       labelSelector: opts.labelSelector,
+      fieldSelector: opts.fieldSelector,
       logger: opts.logger,
       sink: { replace: (items) => this.replace(items), apply: (type, obj) => this.apply(type, obj) },
     });
@@ -130,10 +135,11 @@ export class SharedInformer<T extends KubeObject> implements Informer<T> {
     }
   }
 
-  private replace(items: T[]): void {
+  private replace(listed: T[]): void {
     // Only the first list is the initial list: a relist announces just what changed while
     // the watch was down, so its adds are creations that were missed, i.e. news.
     const initial = !this.synced;
+    const items = listed.map((obj) => this.stored(obj));
     const diff = diffRelist(this.cache.list(), items);
     // Deletes first: an object recreated under the same name is in both lists.
     for (const obj of diff.deleted) this.cache.remove(keyOf(obj));
@@ -152,7 +158,9 @@ export class SharedInformer<T extends KubeObject> implements Informer<T> {
     for (const { oldObj, newObj } of diff.updated) this.dispatch('update', (h) => h.onUpdate?.(oldObj, newObj));
   }
 
-  private apply(type: 'ADDED' | 'MODIFIED' | 'DELETED', obj: T): void {
+  private apply(type: 'ADDED' | 'MODIFIED' | 'DELETED', received: T): void {
+    // Deleted objects too: a delete handler sees the same shape as every other handler.
+    const obj = this.stored(received);
     if (type === 'DELETED') {
       this.cache.remove(keyOf(obj));
       this.dispatch('delete', (h) => h.onDelete?.(obj));
@@ -161,6 +169,12 @@ export class SharedInformer<T extends KubeObject> implements Informer<T> {
     const old = this.cache.upsert(obj);
     if (old) this.dispatch('update', (h) => h.onUpdate?.(old, obj));
     else this.dispatch('add', (h) => h.onAdd?.(obj, false));
+  }
+
+  /** The form an object is stored and announced in. */
+  private stored(obj: T): T {
+    // The transform keeps the object's kind (it only drops or condenses fields).
+    return this.transform ? (this.transform(obj) as T) : obj;
   }
 
   private scheduleResync(): void {

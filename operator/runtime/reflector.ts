@@ -94,6 +94,7 @@ export interface ReflectorOptions<T extends KubeObject> extends ReflectorTuning 
   readonly kind: ResourceKind;
   readonly namespace?: string;
   readonly labelSelector?: string;
+  readonly fieldSelector?: string;
   readonly sink: ReflectorSink<T>;
   readonly logger: Logger;
 }
@@ -197,6 +198,7 @@ export class Reflector<T extends KubeObject> {
     const { items, resourceVersion } = await this.opts.lw.list<T>(this.opts.kind, {
       namespace: this.opts.namespace,
       labelSelector: this.opts.labelSelector,
+      fieldSelector: this.opts.fieldSelector,
       limit: this.opts.pageSize ?? 500,
       signal: stop,
     });
@@ -215,6 +217,9 @@ export class Reflector<T extends KubeObject> {
     const conn = new AbortController();
     const onStop = (): void => conn.abort(stop.reason);
     stop.addEventListener('abort', onStop, { once: true });
+    // Stopped while the list was in flight: an already-aborted signal fires no listener, and
+    // the watch would otherwise stay open (and stop() wait) until the server times it out.
+    if (stop.aborted) onStop();
     let idleTimer = this.clock.setTimeout(() => conn.abort(new IdleWatch(idleMs)), idleMs);
     const startedAt = this.clock.now();
     let delivered = false;
@@ -222,6 +227,7 @@ export class Reflector<T extends KubeObject> {
       const events = this.opts.lw.watch<T>(this.opts.kind, {
         namespace: this.opts.namespace,
         labelSelector: this.opts.labelSelector,
+        fieldSelector: this.opts.fieldSelector,
         resourceVersion: this.resourceVersion,
         allowWatchBookmarks: true,
         timeoutSeconds: watchTimeoutSeconds(this.opts.minWatchTimeoutSeconds ?? 300, this.random()),

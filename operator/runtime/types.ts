@@ -64,18 +64,40 @@ export interface Informer<T extends KubeObject> {
   isWatching(): boolean;
 }
 
+/**
+ * Rewrites an object off the wire before it enters an informer's store, after
+ * controller-runtime's `cache.TransformFunc`: a cache should keep only what its readers use.
+ * It receives a freshly decoded object that nobody else holds, so it may change it in place;
+ * it must keep `metadata.namespace`, `name`, `uid` and `resourceVersion`, which the store and
+ * relists key on.
+ */
+export type Transform = (obj: KubeObject) => KubeObject;
+
 /** Options for an informer. */
 export interface InformerOptions {
   /** Watch only this namespace; all namespaces when empty. */
   readonly namespace?: string;
   readonly labelSelector?: string;
+  /** Server-side field selector, e.g. `metadata.name=creds` to watch one object by name. */
+  readonly fieldSelector?: string;
   /** Re-deliver every cached object as an update this often; 0 disables. @default 0 */
   readonly resyncPeriodMs?: number;
+  /**
+   * Applied to every object before it is stored (after the factory's default transform).
+   * Informers are shared by (kind, namespace, selectors), so every caller of one informer
+   * must pass the same function; the first caller's is the one in force.
+   */
+  readonly transform?: Transform;
 }
 
-/** Hands out informers; one per (kind, namespace, selector), shared between controllers. */
+/** Hands out informers; one per (kind, namespace, selectors), shared between controllers. */
 export interface InformerSource {
   informerFor<T extends KubeObject>(kind: ResourceKind, opts?: InformerOptions): Informer<T>;
+  /**
+   * Stops and forgets the informer `informerFor(kind, opts)` handed out, freeing its cache.
+   * Optional: only sources behind short-lived informers (one per named object) need it.
+   */
+  removeInformer?(kind: ResourceKind, opts?: InformerOptions): Promise<void>;
 }
 
 /** Builds the key of an object. */

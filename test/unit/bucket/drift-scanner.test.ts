@@ -40,7 +40,9 @@ describe('DriftScanner', () => {
     const channel = new KeyChannel();
     channel.subscribe((k) => sent.push(k));
     const reports = new DriftReports();
-    const scanner = new DriftScanner({ buckets, configs, secrets, clients, reports, channel, logger: pino({ level: 'silent' }) });
+    // Every Secret is already in this cache, so waiting for one is immediate.
+    const named = Object.assign(secrets, { waitForKey: async () => undefined });
+    const scanner = new DriftScanner({ buckets, configs, secrets: named, clients, reports, channel, logger: pino({ level: 'silent' }) });
     return { buckets, sent, reports, scanner };
   }
 

@@ -1,6 +1,8 @@
 import { expect } from 'chai';
+import type { V1Secret } from '@kubernetes/client-node';
+import { MANAGED_BY_LABEL, MANAGED_BY_VALUE } from '../../../operator/api/v1';
 import {
-  desiredSecret, desiredService, endpointHost, isControlledBy, secretNeedsApply, serviceNeedsApply,
+  condenseSecretData, desiredSecret, desiredService, endpointHost, isControlledBy, secretNeedsApply, serviceNeedsApply, type OwnedSecret,
 } from '../../../operator/bucket/owned';
 import { bucket } from '../../support/fixtures';
 
@@ -30,6 +32,35 @@ describe('owned objects', () => {
     const svc = desiredService(b, access);
     expect(serviceNeedsApply(svc, structuredClone(svc))).to.equal(false);
     expect(serviceNeedsApply(svc, { ...structuredClone(svc), spec: { ...svc.spec, externalName: 'evil.example' } })).to.equal(true);
+  });
+
+  it('carry the managed-by label the owned-object caches select on', () => {
+    for (const obj of [desiredSecret(b, access), desiredService(b, access)]) {
+      expect(obj.metadata?.labels?.[MANAGED_BY_LABEL]).to.equal(MANAGED_BY_VALUE);
+    }
+    const s = desiredSecret(b, access);
+    const unlabelled = structuredClone(s);
+    delete unlabelled.metadata?.labels?.[MANAGED_BY_LABEL];
+    expect(secretNeedsApply(s, unlabelled), 'an old unlabelled Secret is migrated').to.equal(true);
+  });
+
+  it('are cached without their Secret data, and the comparison still sees every edit', () => {
+    const s = desiredSecret(b, access);
+    const condense = (live: V1Secret): OwnedSecret => condenseSecretData(structuredClone(live)) as OwnedSecret;
+    const cached = condense(s);
+    expect(cached).to.not.have.property('data');
+    expect(JSON.stringify(cached)).to.not.include(s.data?.['bucketId']);
+    const cases = {
+      'unchanged': { live: s, want: false },
+      'a value edited': { live: { ...s, data: { ...s.data, endpoint: Buffer.from('https://evil.example').toString('base64') } }, want: true },
+      'a key removed': { live: { ...s, data: { bucketId: s.data?.['bucketId'] ?? '' } }, want: true },
+      'a key added next to ours': { live: { ...s, data: { ...s.data, extra: 'eA==' } }, want: false },
+      'no data at all': { live: { ...s, data: undefined }, want: true },
+    };
+    for (const [name, tc] of Object.entries(cases)) {
+      expect(secretNeedsApply(s, condense(tc.live)), `${name} (cached)`).to.equal(tc.want);
+      expect(secretNeedsApply(s, structuredClone(tc.live)), `${name} (read from the API)`).to.equal(tc.want);
+    }
   });
 
   it('are not ours when another controller owns them', () => {

@@ -1,0 +1,215 @@
+/**
+ * What the operator's caches hold, on a real control plane: the operator runs in-process
+ * (operator.ts `startOperator`, watching all namespaces) so the test can look inside every
+ * informer. Unrelated Secrets and Services, labelled or not, in the buckets' namespace and in
+ * another one, must never be cached; owned objects are cached without managedFields and owned
+ * Secrets without their data; credential Secrets are watched by name, and only while a config
+ * names them.
+ */
+import { expect } from 'chai';
+import { MANAGED_BY_LABEL, MANAGED_BY_VALUE } from '../../operator/api/v1';
+import { startOperator, type RunningOperator } from '../../operator/operator';
+import { CACHED_OBJECTS_METRIC } from '../../operator/runtime/informer-factory';
+import { createLogger } from '../../operator/runtime/logging';
+import { LAST_APPLIED_ANNOTATION } from '../../operator/runtime/transforms';
+import type { KubeObject } from '../../operator/runtime/types';
+import { waitFor, type ControlPlane } from '../support/control-plane';
+import { applyDist } from '../support/dist';
+import {
+  apply, bucketManifest, condition, getJson, kubectlOk, providerManifests, waitForGone, waitForObject, type BucketJson,
+} from '../support/kube';
+import { startProviderProcess, type ProviderProcess } from '../support/provider-process';
+import { freshNamespace, sharedControlPlane } from './setup';
+
+const IN_USE = 'storage.avalonhosting.example/in-use';
+const BUCKET_LABEL = 'storage.avalonhosting.example/bucket';
+const isReady = (b: BucketJson) => condition(b, 'Ready')?.status === 'True' && b.status?.observedGeneration === b.metadata.generation;
+
+interface SecretJson {
+  metadata: {
+    uid: string; resourceVersion: string; labels?: Record<string, string>; finalizers?: string[];
+    ownerReferences?: Array<{ uid: string; controller?: boolean }>;
+  };
+  data?: Record<string, string>;
+}
+
+const b64 = (s: string) => Buffer.from(s, 'utf8').toString('base64');
+const decoded = (s: SecretJson) => Object.fromEntries(Object.entries(s.data ?? {}).map(([k, v]) => [k, Buffer.from(v, 'base64').toString()]));
+
+/** Unrelated objects: a Secret (10 KiB of data) and a Service per label set, in `ns`. */
+function unrelated(ns: string, prefix: string) {
+  const labelSets: Record<string, Record<string, string> | undefined> = {
+    plain: undefined,
+    app: { app: 'shop', tier: 'web' },
+    random: { [`random-${Math.random().toString(36).slice(2, 8)}`]: 'x' },
+    // Our bucket-name label alone does not make an object ours: only managed-by does.
+    lookalike: { [BUCKET_LABEL]: 'one' },
+  };
+  const items: KubeObject[] = [];
+  for (const [what, labels] of Object.entries(labelSets)) {
+    const metadata = { name: `${prefix}-${what}`, namespace: ns, ...(labels ? { labels } : {}) };
+    items.push({ apiVersion: 'v1', kind: 'Secret', metadata, data: { blob: b64('s'.repeat(10 * 1024)) } } as KubeObject);
+    items.push({ apiVersion: 'v1', kind: 'Service', metadata, spec: { ports: [{ port: 80 }] } } as KubeObject);
+  }
+  return { apiVersion: 'v1', kind: 'List', items };
+}
+
+describe('lean caches: only our objects and referenced Secrets are cached (real control plane)', function () {
+  this.timeout(120_000);
+  let cp: ControlPlane;
+  let provider: ProviderProcess;
+  let op: RunningOperator;
+  let ns: string;
+  let other: string;
+  const unrelatedNames = new Set<string>();
+
+  const ready = (name: string, namespace = ns) =>
+    waitForObject<BucketJson>(cp, 'sbucket', name, namespace, isReady, `StorageBucket ${name} to be Ready`);
+
+  /** Every object of `kind` in any cache, with the informer's selectors. */
+  const cached = (kind: string): KubeObject[] => op.informers.informers().filter((i) => i.kind.kind === kind).flatMap((i) => i.cache.list());
+  const cachedKeys = (kind: string): string[] => cached(kind).map((o) => `${o.metadata?.namespace}/${o.metadata?.name}`);
+
+  before(async () => {
+    cp = await sharedControlPlane();
+    await applyDist(cp);
+    provider = await startProviderProcess({ activationDelayMs: 200 });
+    ns = await freshNamespace(cp, 'lean');
+    other = await freshNamespace(cp, 'lean-other');
+    for (const [namespace, prefix] of [[ns, 'before'], [other, 'before']] as const) {
+      const list = unrelated(namespace, prefix);
+      for (const item of list.items) unrelatedNames.add(`${namespace}/${item.metadata?.name}`);
+      await apply(cp, list);
+    }
+    for (const m of providerManifests(ns, provider.url, provider.apiKey)) await apply(cp, m);
+    for (const m of providerManifests(ns, provider.url, 'wrong-key', 'rotating')) await apply(cp, m);
+    // A Secret a config names in another namespace is not a reference: configs are namespace-local.
+    await apply(cp, { apiVersion: 'v1', kind: 'Secret', metadata: { name: 'provider-key', namespace: other }, stringData: { apiKey: 'other' } });
+    unrelatedNames.add(`${other}/provider-key`);
+
+    // An access Secret as an older operator version made it: controlled by the bucket, no managed-by label, stale data.
+    await apply(cp, bucketManifest(ns, 'legacy'));
+    const legacy = (await getJson<BucketJson>(cp, 'sbucket', 'legacy', ns))!;
+    await apply(cp, {
+      apiVersion: 'v1', kind: 'Secret',
+      metadata: {
+        name: 'legacy-access', namespace: ns, labels: { [BUCKET_LABEL]: 'legacy' },
+        ownerReferences: [{
+          apiVersion: 'storage.avalonhosting.example/v1', kind: 'StorageBucket', name: 'legacy', uid: legacy.metadata.uid, controller: true, blockOwnerDeletion: true,
+        }],
+      },
+      data: { bucketId: b64('stale') },
+    });
+    // Someone else's Secret under the name the bucket "foreign" would use.
+    await apply(cp, { apiVersion: 'v1', kind: 'Secret', metadata: { name: 'foreign-access', namespace: ns, labels: { app: 'theirs' } }, stringData: { token: 'theirs' } });
+    unrelatedNames.add(`${ns}/foreign-access`);
+
+    op = startOperator({
+      restConfig: cp.restConfig(),
+      logger: createLogger({ level: process.env.LEAN_LOG === '1' ? 'debug' : 'silent' }),
+      leaderElection: false,
+      metricsBindAddress: '0',
+      healthProbeBindAddress: '0',
+      pollIntervalMs: 300,
+    });
+    await op.manager.elected();
+  });
+
+  after(async () => {
+    await op?.stop();
+    await provider?.stop();
+  });
+
+  it('brings buckets to Ready, migrating an unlabelled Secret it controls and leaving a foreign one alone', async () => {
+    const legacyBefore = (await getJson<SecretJson>(cp, 'secret', 'legacy-access', ns))!;
+    const foreignBefore = (await getJson<SecretJson>(cp, 'secret', 'foreign-access', ns))!;
+    for (const name of ['one', 'two', 'foreign']) await apply(cp, bucketManifest(ns, name));
+    for (const name of ['one', 'two', 'legacy', 'foreign']) await ready(name);
+
+    const legacyBucket = (await getJson<BucketJson>(cp, 'sbucket', 'legacy', ns))!;
+    const legacy = await waitForObject<SecretJson>(cp, 'secret', 'legacy-access', ns,
+      (s) => s.metadata.labels?.[MANAGED_BY_LABEL] === MANAGED_BY_VALUE && decoded(s)['bucketId'] === legacyBucket.status?.id, 'the legacy Secret to be migrated');
+    // Updated in place, not replaced.
+    expect(legacy.metadata.uid).to.equal(legacyBefore.metadata.uid);
+
+    const foreign = (await getJson<SecretJson>(cp, 'secret', 'foreign-access', ns))!;
+    expect(foreign.metadata.resourceVersion).to.equal(foreignBefore.metadata.resourceVersion);
+    expect(foreign.metadata.ownerReferences ?? []).to.deep.equal([]);
+    const events = JSON.parse(await kubectlOk(cp, ['get', 'events.events.k8s.io', '-n', ns, '-o', 'json'])) as {
+      items: Array<{ reason: string; regarding: { name: string } }>;
+    };
+    expect(events.items.filter((e) => e.regarding.name === 'foreign').map((e) => e.reason)).to.include('OwnedObjectConflict');
+  });
+
+  it('caches no Secret or Service that is not ours or not referenced, and nothing it never reads', async () => {
+    // Created while the operator runs. Then a bucket's Secret: the owned-Secret watch delivers in
+    // resourceVersion order, so once that Secret is cached any of these would have arrived too.
+    const late = unrelated(ns, 'after');
+    for (const item of [...late.items, ...unrelated(other, 'after').items]) unrelatedNames.add(`${item.metadata?.namespace}/${item.metadata?.name}`);
+    await apply(cp, late);
+    await apply(cp, unrelated(other, 'after'));
+    await apply(cp, bucketManifest(ns, 'three'));
+    await ready('three');
+    await waitFor(async () => (cachedKeys('Secret').includes(`${ns}/three-access`) ? true : undefined), { description: 'three-access in the cache', timeoutMs: 30_000, intervalMs: 100 });
+
+    const referenced = new Set(cached('BucketProviderConfig').map((c) => {
+      const spec = (c as KubeObject & { spec: { secretRef: { name: string } } }).spec;
+      return `${c.metadata?.namespace}/${spec.secretRef.name}`;
+    }));
+    const secrets = cached('Secret');
+    const services = cached('Service');
+    expect(cachedKeys('Secret').filter((k) => unrelatedNames.has(k))).to.deep.equal([]);
+    expect(cachedKeys('Service').filter((k) => unrelatedNames.has(k))).to.deep.equal([]);
+    for (const s of secrets) {
+      const key = `${s.metadata?.namespace}/${s.metadata?.name}`;
+      const ours = s.metadata?.labels?.[MANAGED_BY_LABEL] === MANAGED_BY_VALUE;
+      expect(ours || referenced.has(key), `${key} is neither ours nor referenced`).to.equal(true);
+      // Owned Secrets keep hashes of their data, never the data.
+      if (ours) expect(s, key).to.not.have.property('data');
+    }
+    for (const s of services) expect(s.metadata?.labels?.[MANAGED_BY_LABEL], `Service ${s.metadata?.name}`).to.equal(MANAGED_BY_VALUE);
+    expect(cachedKeys('Secret')).to.include.members([`${ns}/one-access`, `${ns}/legacy-access`, `${ns}/provider-key`, `${ns}/rotating-key`]);
+    expect(cachedKeys('Service')).to.include.members([`${ns}/one`, `${ns}/two`, `${ns}/foreign`]);
+
+    for (const kind of ['Secret', 'Service', 'StorageBucket', 'BucketProviderConfig']) {
+      for (const o of cached(kind)) {
+        expect(o.metadata?.managedFields, `${kind} ${o.metadata?.name} managedFields`).to.equal(undefined);
+        expect(o.metadata?.annotations?.[LAST_APPLIED_ANNOTATION], `${kind} ${o.metadata?.name} last-applied`).to.equal(undefined);
+      }
+    }
+
+    // The metric tells the same counts, far below what the cluster holds.
+    const metrics = await op.registry.metrics();
+    const gauge = (kind: string) => Number(new RegExp(`^${CACHED_OBJECTS_METRIC}\\{kind="${kind}"\\} (\\d+)$`, 'm').exec(metrics)?.[1]);
+    expect(gauge('Secret')).to.equal(secrets.length);
+    expect(gauge('Service')).to.equal(services.length);
+    const inCluster = JSON.parse(await kubectlOk(cp, ['get', 'secrets', '-A', '-o', 'json'])) as { items: unknown[] };
+    expect(secrets.length).to.be.at.most(inCluster.items.length - unrelatedNames.size);
+  });
+
+  it('repairs an owned Secret whose data was edited', async () => {
+    const want = (await getJson<BucketJson>(cp, 'sbucket', 'one', ns))!.status?.id;
+    await kubectlOk(cp, ['patch', 'secret', 'one-access', '-n', ns, '--type=merge', '-p', JSON.stringify({ data: { bucketId: b64('tampered') } })]);
+    await waitForObject<SecretJson>(cp, 'secret', 'one-access', ns, (s) => decoded(s)['bucketId'] === want, 'the edited Secret to be repaired');
+  });
+
+  it('re-reconciles a config\'s buckets at once when its credential Secret is rotated', async () => {
+    await apply(cp, bucketManifest(ns, 'rot', { providerRef: { name: 'rotating' } }));
+    await waitForObject<BucketJson>(cp, 'sbucket', 'rot', ns, (b) => condition(b, 'Ready')?.reason === 'CredentialsRejected', 'CredentialsRejected');
+    // Rejected credentials are retried only every few minutes; only the Secret's watch brings it back sooner.
+    await apply(cp, { apiVersion: 'v1', kind: 'Secret', metadata: { name: 'rotating-key', namespace: ns }, stringData: { apiKey: provider.apiKey } });
+    await waitForObject<BucketJson>(cp, 'sbucket', 'rot', ns, isReady, 'Ready after the rotation', 30_000);
+  });
+
+  it('protects a referenced credential Secret, and releases and stops watching it once no config names it', async () => {
+    await waitForObject<SecretJson>(cp, 'secret', 'rotating-key', ns, (s) => (s.metadata.finalizers ?? []).includes(IN_USE), 'rotating-key to be protected');
+    await kubectlOk(cp, ['delete', 'sbucket', 'rot', '-n', ns, '--wait=false']);
+    await waitForGone(cp, 'sbucket', 'rot', ns);
+    await kubectlOk(cp, ['delete', 'bucketproviderconfig', 'rotating', '-n', ns, '--wait=false']);
+    await waitForGone(cp, 'bucketproviderconfig', 'rotating', ns);
+    await waitForObject<SecretJson>(cp, 'secret', 'rotating-key', ns, (s) => !(s.metadata.finalizers ?? []).includes(IN_USE), 'rotating-key to be released');
+    expect(cachedKeys('Secret')).to.not.include(`${ns}/rotating-key`);
+    // Still watched: the Secret another config names.
+    expect(cachedKeys('Secret')).to.include(`${ns}/provider-key`);
+  });
+});
