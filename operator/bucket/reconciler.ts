@@ -17,6 +17,7 @@ import { findCondition, type Condition } from '../runtime/conditions';
 import { done, requeueAfter, TerminalError, type Action, type ReconcileContext, type Reconciler, type Request } from '../runtime/reconcile';
 import { keyOf, type Cache, type KubeObject, type ObjectKey, type ResourceKind } from '../runtime/types';
 import { Priority } from '../runtime/workqueue';
+import type { DriftMetrics } from './lifecycle-metrics';
 import { connect, ConnectError, type ConnectDeps, type Connection } from './connect';
 import { SECRET, SERVICE, STORAGE_BUCKET } from './kinds';
 import { desiredSecret, desiredService, isControlledBy, secretNeedsApply, serviceNeedsApply, type OwnedSecret } from './owned';
@@ -29,6 +30,8 @@ import type { EventSink, ObjectWriter } from './writer';
 /** Dependencies of {@link BucketReconciler}. */
 export interface BucketReconcilerDeps extends ConnectDeps {
   readonly buckets: Cache<StorageBucket>;
+  /** Counts provider-side changes the operator corrected. @default not counted */
+  readonly driftMetrics?: DriftMetrics;
   /** Owned Secrets: only those labelled as the operator's, data condensed to hashes. */
   readonly ownedSecrets: Cache<OwnedSecret>;
   /** Owned Services: only those labelled as the operator's. */
@@ -209,6 +212,7 @@ export class BucketReconciler implements Reconciler {
           this.d.events.event(bucket, 'Normal', reason, 'Update', `updating provider bucket ${step.id}: ${JSON.stringify(visible)}`);
         }
         log.info({ msg: 'updating provider bucket', patch: step.patch });
+        if (!requested) for (const field of Object.keys(step.patch)) this.d.driftMetrics?.driftCorrected(field);
         this.recordAdoption(bucket, step.id);
         await this.writeStatus(bucket, {
           observation: { exists: true, bucket: updated },

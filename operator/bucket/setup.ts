@@ -85,7 +85,7 @@ export function setupBucketControllers(mgr: Manager, opts: BucketControllersOpti
   const services = mgr.informers.informerFor<V1Service>(SERVICE, ownedServiceOptions).cache;
   buckets.addIndex(BUCKETS_BY_CONFIG, bucketConfigIndex);
   configs.addIndex(CONFIGS_BY_SECRET, configSecretIndex);
-  registerBucketLifecycleMetrics(mgr, mgr.informers.informerFor<StorageBucket>(STORAGE_BUCKET, informerOptions));
+  const lifecycleMetrics = registerBucketLifecycleMetrics(mgr, mgr.informers.informerFor<StorageBucket>(STORAGE_BUCKET, informerOptions));
   // Each config's Secret is watched by name while the config is cached; the same mapping as
   // CONFIGS_BY_SECRET, so "some config uses it" and "it is watched" always agree.
   const credentials = new NamedInformers<V1Secret>({ source: mgr.informers, kind: SECRET, logger: mgr.logger })
@@ -112,6 +112,7 @@ export function setupBucketControllers(mgr: Manager, opts: BucketControllersOpti
     .withOptions(runner)
     .complete(
       new BucketReconciler({
+        driftMetrics: lifecycleMetrics,
         buckets, configs, secrets, ownedSecrets, services,
         writer: opts.writer,
         events: opts.events,

@@ -105,6 +105,11 @@ describe('bulk drift detection (one provider list per scan instead of a GET per 
       return x?.sizeGB === 10 && x.phase === 'Active' && y?.encrypted === false ? true : undefined;
     }, { description: 'the drift to be corrected', timeoutMs: 30_000, intervalMs: 200 });
     await allReady('all Ready again after the correction');
+    // Each correction is counted by the field that drifted.
+    const text = await (await fetch(operator!.metricsUrl)).text();
+    const corrected = (field: string) => Number(new RegExp(`^bucketoperator_drift_corrected_total\\{field="${field}"\\} (\\S+)$`, 'm').exec(text)?.[1] ?? 0);
+    expect(corrected('sizeGB'), 'sizeGB corrections counted').to.be.at.least(1);
+    expect(corrected('encrypted'), 'encrypted corrections counted').to.be.at.least(1);
   });
 
   it('recreates a bucket deleted at the provider', async () => {
