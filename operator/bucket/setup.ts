@@ -65,6 +65,12 @@ export const SECRET_PROTECTION_CONTROLLER = 'secretprotection';
  */
 const ownedChanged: Predicate = { create: () => false };
 
+/** A bucket's config never changes (providerRef is immutable): only creates and deletes move the count. */
+const membershipChanged: Predicate = { update: () => false };
+
+/** Window in which bucket creates and deletes are folded into one bucketCount write. */
+const CONFIG_COUNT_DELAY_MS = 1000;
+
 /** Updates that change finalizers or start deletion; creates and deletes always pass. */
 const finalizersOrDeletionChanged: Predicate = {
   update: (a, b) =>
@@ -125,7 +131,9 @@ export function setupBucketControllers(mgr: Manager, opts: BucketControllersOpti
 
   const configController = new ControllerBuilder(CONFIG_CONTROLLER, mgr)
     .for<BucketProviderConfig>(PROVIDER_CONFIG, { predicates: [generationChangedOrAnnotations()] })
-    .watches<StorageBucket>(STORAGE_BUCKET, configForBucket)
+    // Only membership matters (providerRef is immutable, so creates and deletes), and a burst of
+    // creates or deletes is counted once per second rather than written once per bucket.
+    .watches<StorageBucket>(STORAGE_BUCKET, configForBucket, { predicates: [membershipChanged], delayMs: CONFIG_COUNT_DELAY_MS })
     .watches<V1Secret>(SECRET, configsForSecret(configs), { informer: credentials })
     .withOptions({ ...runner, maxConcurrentReconciles: 2 })
     .complete(new ConfigReconciler({ configs, buckets, secrets, writer: opts.writer }));

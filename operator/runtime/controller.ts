@@ -49,6 +49,13 @@ export interface EventSourceOptions<T extends KubeObject = KubeObject> {
    * controller-runtime's `source.Kind` on a cache of one's own (e.g. `NamedInformers`).
    */
   readonly informer?: Informer<T>;
+  /**
+   * Enqueue this long after the event instead of at once. The queue keeps a key once with its
+   * earliest ready time, so a burst of events (say, 1,000 buckets deleted together) coalesces
+   * into one reconcile of each mapped key per window instead of one per event.
+   * @default 0
+   */
+  readonly delayMs?: number;
 }
 
 /** Runner options, with controller-runtime's defaults. */
@@ -297,9 +304,10 @@ class ControllerRunner implements Controller {
     const informer = source.options.informer ?? this.deps.informers.informerFor<KubeObject>(source.kind, informerOptions);
     if (!this.informerList.includes(informer)) this.informerList.push(informer);
     const predicates = source.options.predicates ?? [];
+    const delayMs = source.options.delayMs ?? 0;
     const enqueue = (obj: KubeObject, priority: number): void => {
       if (!this.running) return;
-      for (const key of source.map(obj)) this.queue.addWithOptions(keyString(key), { priority });
+      for (const key of source.map(obj)) this.queue.addWithOptions(keyString(key), { priority, ...(delayMs > 0 ? { afterMs: delayMs } : {}) });
     };
     informer.addEventHandler({
       onAdd: (obj, isInInitialList) => {

@@ -386,6 +386,20 @@ describe('Controller', () => {
     expect(new Set(r.calls.map((c) => c.req.name))).to.deep.equal(new Set(['w1', 'w2', 'w3']));
   });
 
+  it('watches() with delayMs: a burst of events becomes one reconcile of the mapped key, after the delay', async () => {
+    const r = scripted(() => done());
+    h = harness(r, (b) => b.for(Widget).watches(Part, () => [{ namespace: 'ns', name: 'owner' }], { delayMs: 1000 }));
+    await settle();
+    const parts = h.source.informer(Part);
+    for (let i = 0; i < 50; i++) parts.upsert({ metadata: { namespace: 'ns', name: `p${i}` } } as KubeObject);
+    await settle();
+    expect(r.calls.length, 'nothing before the delay').to.equal(0);
+    h.clock.advance(1000);
+    await eventually(() => r.calls.length === 1);
+    await settle();
+    expect(r.calls.map((c) => c.req.name)).to.deep.equal(['owner']);
+  });
+
   it('stop() drains in-flight reconciles before resolving', async () => {
     let finish: (() => void) | undefined;
     let signal: AbortSignal | undefined;
