@@ -6,9 +6,8 @@
 import type { V1Secret } from '@kubernetes/client-node';
 import type { BucketProviderConfig, BucketProviderConfigStatus, StorageBucket } from '../api/v1';
 import { CONFIG_IN_USE_FINALIZER, DEFAULT_SECRET_KEY } from '../api/v1';
-import { isConflict } from '../runtime/client';
 import { conditionsEqual, setCondition, type Condition } from '../runtime/conditions';
-import { done, requeueAfter, type Action, type ReconcileContext, type Reconciler, type Request } from '../runtime/reconcile';
+import { done, type Action, type ReconcileContext, type Reconciler, type Request } from '../runtime/reconcile';
 import type { NamedCache } from '../runtime/named-informers';
 import type { Cache } from '../runtime/types';
 import { BUCKETS_BY_CONFIG } from './indexes';
@@ -43,35 +42,28 @@ export class ConfigReconciler implements Reconciler {
     if (!config) return done();
     const users = this.d.buckets.byIndex(BUCKETS_BY_CONFIG, `${req.namespace}/${req.name}`);
     const hasFinalizer = (config.metadata.finalizers ?? []).includes(CONFIG_IN_USE_FINALIZER);
-    try {
-      if (config.metadata.deletionTimestamp) {
-        if (!hasFinalizer) return done();
-        if (users.length === 0) {
-          await this.d.writer.removeFinalizer(PROVIDER_CONFIG, config, CONFIG_IN_USE_FINALIZER);
-          return done();
-        }
-        await this.writeStatus(config, users.length, {
-          status: 'False',
-          reason: IN_USE_REASON,
-          message: `deletion waits for ${users.length} StorageBucket(s) using this config`,
-        });
-        // Each bucket's deletion is mapped back to this config, so no polling is needed.
+    // A conflict (stale cache) is thrown to the runner, whose backoff retries it: never a fixed
+    // fast requeue that a stuck cache would turn into a loop.
+    if (config.metadata.deletionTimestamp) {
+      if (!hasFinalizer) return done();
+      if (users.length === 0) {
+        await this.d.writer.removeFinalizer(PROVIDER_CONFIG, config, CONFIG_IN_USE_FINALIZER);
         return done();
       }
-      if (!hasFinalizer) {
-        await this.d.writer.addFinalizer(PROVIDER_CONFIG, config, CONFIG_IN_USE_FINALIZER);
-        return done();
-      }
-      await this.writeStatus(config, users.length, await this.secretReadiness(config, ctx.signal));
+      await this.writeStatus(config, users.length, {
+        status: 'False',
+        reason: IN_USE_REASON,
+        message: `deletion waits for ${users.length} StorageBucket(s) using this config`,
+      });
+      // Each bucket's deletion is mapped back to this config, so no polling is needed.
       return done();
-    } catch (err) {
-      if (isConflict(err)) {
-        ctx.logger.debug({ msg: 'conflict; requeueing' });
-        // A conflict retry keeps its place in the queue, as an error retry would.
-        return requeueAfter(200, { priority: ctx.priority });
-      }
-      throw err;
     }
+    if (!hasFinalizer) {
+      await this.d.writer.addFinalizer(PROVIDER_CONFIG, config, CONFIG_IN_USE_FINALIZER);
+      return done();
+    }
+    await this.writeStatus(config, users.length, await this.secretReadiness(config, ctx.signal));
+    return done();
   }
 
   private async secretReadiness(

@@ -356,7 +356,9 @@ export class BucketReconciler implements Reconciler {
       if (isProviderError(err) && err.status === 410) {
         // The bucket made with this key was deleted behind our back; the key is spent.
         await this.d.writer.patchMetadata(STORAGE_BUCKET, bucket, { annotations: { [IDEMPOTENCY_KEY_ANNOTATION]: this.newKey() } });
-        return requeueAfter(0, { priority: Priority.Normal });
+        // The annotation change is an event the For predicate passes, so the create with the
+        // new key follows from the watch; no fixed immediate requeue that skips the backoff.
+        return done();
       }
       throw err;
     }

@@ -10,6 +10,7 @@
  */
 import { randomUUID } from 'node:crypto';
 import type { Logger } from 'pino';
+import { isConflict } from './client';
 import { realClock, type Clock, type TimerHandle } from './clock';
 import type { ControllerMetrics, Metrics } from './metrics';
 import { allowCreate, allowDelete, allowUpdate, type Predicate } from './predicates';
@@ -494,6 +495,8 @@ class ControllerRunner implements Controller {
     // A retry keeps its priority, as in controller-runtime: a failing new object is still new
     // work, and a failing backlog object must not jump the queue by failing.
     this.queue.addWithOptions(key, { rateLimited: true, priority });
-    logger.error({ err, requeues: this.queue.numRequeues(key) }, 'Reconciler error');
+    // A conflict is a stale cache or a concurrent writer: routine, retried with backoff.
+    if (isConflict(err)) logger.debug({ err, requeues: this.queue.numRequeues(key) }, 'Conflict; retrying with backoff');
+    else logger.error({ err, requeues: this.queue.numRequeues(key) }, 'Reconciler error');
   }
 }
