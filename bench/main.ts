@@ -6,7 +6,7 @@
  *   npm run bench -- [--scenarios bulk,backlog,secrets] [--sizes 1000,10000]
  *                    [--backlog-sizes 10000] [--provider-delay-ms 2000] [--steady-seconds 120]
  *                    [--converge-provider-qps 500] [--workers 8]
- *                    [--unrelated-secrets 10000] [--unrelated-secret-kib 10]
+ *                    [--unrelated-secrets 10000] [--unrelated-secret-kib 10] [--delete-up-to 2000]
  */
 import { mkdirSync, writeFileSync } from 'node:fs';
 import { cpus, totalmem } from 'node:os';
@@ -26,6 +26,7 @@ const { values } = parseArgs({
     workers: { type: 'string', default: '8' },
     'unrelated-secrets': { type: 'string', default: '10000' },
     'unrelated-secret-kib': { type: 'string', default: '10' },
+    'delete-up-to': { type: 'string', default: '2000' },
   },
 });
 const list = (s: string) => s.split(',').map((x) => Number(x.trim())).filter((x) => Number.isInteger(x) && x > 0);
@@ -37,6 +38,7 @@ const settings: ScenarioSettings = {
   // (2 calls per bucket: ~17 min); lifted, the API server's write rate sets it.
   convergeProviderQps: Number(values['converge-provider-qps']),
   steadySeconds: Number(values['steady-seconds']),
+  deleteUpTo: Number(values['delete-up-to']),
 };
 
 interface Row { readonly scenario: string; readonly n: number; readonly figures: Figures }
