@@ -85,15 +85,9 @@ export class Bench {
 
   /** Creates `n` buckets with 20 requests in flight, as `kubectl apply` of many files would. */
   async createBuckets(ns: string, n: number): Promise<void> {
-    const names = Array.from({ length: n }, (_, i) => `b${String(i).padStart(5, '0')}`);
-    let next = 0;
-    const worker = async () => {
-      while (next < names.length) {
-        const name = names[next++] ?? '';
-        await this.admin.create(STORAGE_BUCKET, bucketManifest(ns, name, { sizeGB: 10 }) as unknown as StorageBucket);
-      }
-    };
-    await Promise.all(Array.from({ length: 20 }, worker));
+    await inFlight(n, 20, async (i) => {
+      await this.admin.create(STORAGE_BUCKET, bucketManifest(ns, `b${String(i).padStart(5, '0')}`, { sizeGB: 10 }) as unknown as StorageBucket);
+    });
   }
 
   /** Number of buckets in `ns` and how many are Ready. */
@@ -117,18 +111,13 @@ export class Bench {
   /** Creates `n` Opaque Secrets of `sizeKiB` each, unrelated to the operator, 20 in flight. */
   async createSecrets(ns: string, n: number, sizeKiB: number): Promise<void> {
     const payload = Buffer.alloc(sizeKiB * 1024, 'x').toString('base64').slice(0, sizeKiB * 1024);
-    let next = 0;
-    const worker = async () => {
-      while (next < n) {
-        const i = next++;
-        await this.admin.create(SECRET, {
-          apiVersion: 'v1', kind: 'Secret', type: 'Opaque',
-          metadata: { name: `release-${String(i).padStart(5, '0')}`, namespace: ns, labels: { owner: 'helm' } },
-          data: { release: payload },
-        });
-      }
-    };
-    await Promise.all(Array.from({ length: 20 }, worker));
+    await inFlight(n, 20, async (i) => {
+      await this.admin.create(SECRET, {
+        apiVersion: 'v1', kind: 'Secret', type: 'Opaque',
+        metadata: { name: `release-${String(i).padStart(5, '0')}`, namespace: ns, labels: { owner: 'helm' } },
+        data: { release: payload },
+      });
+    });
   }
 
   /** Deletes a namespace without waiting for it to go. */
@@ -172,6 +161,15 @@ export class Bench {
     await this.cp.stop();
     rmSync(this.work, { recursive: true, force: true });
   }
+}
+
+/** Runs `task(0..n-1)` with at most `concurrency` in flight, as `kubectl apply` of many files would. */
+async function inFlight(n: number, concurrency: number, task: (i: number) => Promise<void>): Promise<void> {
+  let next = 0;
+  const worker = async () => {
+    while (next < n) await task(next++);
+  };
+  await Promise.all(Array.from({ length: concurrency }, worker));
 }
 
 /** b - a, per key. */
