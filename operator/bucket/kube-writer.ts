@@ -1,7 +1,7 @@
 /**
  * {@link ObjectWriter} bound to the runtime's client helpers. Finalizer and metadata patches
  * carry the resourceVersion they were computed from, so a stale cache yields a 409 instead of a
- * lost update; status patches are diffs against the object as read.
+ * lost update; so do status patches, which are diffs against the object as read.
  */
 import { applyObject } from '../runtime/apply';
 import { isNotFound, type KubeClient } from '../runtime/client';
@@ -31,8 +31,11 @@ export function kubeWriter(client: KubeClient, fieldManager: string): ObjectWrit
         'merge',
         { fieldManager },
       ),
+    // Preconditioned on the resourceVersion the status was computed from: a status derived
+    // from a stale cache (a failure reported from an old snapshot) must not overwrite a
+    // fresher one, such as a Ready written meanwhile; it fails with Conflict and is retried.
     patchStatus: <T extends KubeObject>(kind: ResourceKind, obj: T, status: Record<string, unknown>) =>
-      patchStatus(client, kind, obj as T & { status?: unknown }, status, { fieldManager }),
+      patchStatus(client, kind, obj as T & { status?: unknown }, status, { fieldManager, optimistic: true }),
     async apply(kind, obj) {
       await applyObject(client, kind, obj, { fieldManager });
     },

@@ -1,64 +1,170 @@
 /**
- * The pure heart of the bucket controller: given the object and what the provider reports,
- * decide the ONE next step. No I/O, no clock, no randomness, so every branch is table-tested.
+ * The pure heart of the bucket controller: every decision about a StorageBucket is made here,
+ * from the object and the facts the orchestrator has gathered so far. No I/O, no clock, no
+ * randomness, so every branch is table-tested.
  *
- * Two stages: {@link preplan} decides from the object alone whether the provider must be asked
- * at all (a Ready bucket trusts its status, a delete goes straight to the provider's DELETE),
- * and {@link plan} decides from the provider's answer when it must.
+ * {@link decide} is the one entry point. It answers either with the ONE step to execute or
+ * with the fact it still needs: `connect` (the provider config and credentials) or `observe`
+ * (ask the provider). The orchestrator fetches that fact and asks again, so a bucket that
+ * needs no provider call (paused, invalid, orphaned, Ready and trusted) never makes one.
  */
 import type { StorageBucket } from '../api/v1';
-import { ADOPT_ANNOTATION, BUCKET_FINALIZER, IDEMPOTENCY_KEY_ANNOTATION, RECONCILE_REQUESTED_ANNOTATION } from '../api/v1';
+import {
+  ADOPT_ANNOTATION, BUCKET_FINALIZER, IDEMPOTENCY_KEY_ANNOTATION, PAUSED_ANNOTATION, RECONCILE_REQUESTED_ANNOTATION, StorageBucketSpec, formatFieldErrors, validate,
+} from '../api/v1';
 import type { ProviderBucket, UpdateBucketRequest } from '../provider-client';
-import { findCondition, type Condition } from '../runtime/conditions';
+import { findCondition, type Condition } from '../runtime';
 import { ConditionType, Reason } from './reasons';
-import { missingTags } from './tags';
+import { missingTags, NAME_TAG, NAMESPACE_TAG } from './tags';
 
 /**
- * What the provider said about the bucket this object refers to. `foreignKey`: the current key
- * made a bucket that belongs to another object (the annotation was copied with a manifest).
+ * What the provider said about the bucket this object refers to.
+ * - `foreignKey`: the current key made a bucket that belongs to another object (the
+ *   annotation was copied with a manifest).
+ * - `keySpent`: a create with the current key was refused because the key's bucket was
+ *   deleted (HTTP 410): the key can never create again.
  */
 export type Observation =
-  | { readonly exists: false; readonly foreignKey?: boolean }
+  | { readonly exists: false; readonly foreignKey?: boolean; readonly keySpent?: boolean }
   | { readonly exists: true; readonly bucket: ProviderBucket };
 
-/** The next step; exactly one is executed per reconcile. */
+/** Why connecting failed; the reasons `connect` reports (see connect.ts). */
+export interface ConnectFailure {
+  readonly reason: Reason;
+  readonly message: string;
+}
+
+/** The facts gathered so far in one reconcile; {@link decide} says which one is missing. */
+export interface DecisionFacts {
+  /** The latest drift scan found this bucket missing or different at the provider. */
+  readonly driftReported: boolean;
+  /** Set once connect was tried: the endpoint reached, or why not. */
+  readonly connection?: { readonly endpoint: string } | { readonly failure: ConnectFailure };
+  /** Set once the provider was asked (or a call's answer told what it holds). */
+  readonly observation?: Observation;
+}
+
+/** Conditions that only a person can clear. */
+export type BlockedReason =
+  | typeof Reason.InvalidSpec
+  | typeof Reason.AdoptTargetNotFound
+  | typeof Reason.ProviderChanged
+  | typeof Reason.BucketOwnedElsewhere;
+
+/** The next step; exactly one is executed per decision. */
 export type Step =
-  /** One metadata write, before anything exists outside: the finalizer and an idempotency key. */
-  | { readonly type: 'prepare' }
-  /** The current key is spent (its bucket vanished) or foreign: mint a new key, then create. */
-  | { readonly type: 'rotateKey'; readonly reason: 'vanished' | 'foreign' }
+  /** Not ours to act on (being deleted without our finalizer). */
+  | { readonly type: 'nothing' }
+  /** The pause annotation is set: report it, change nothing. */
+  | { readonly type: 'paused'; readonly message: string }
+  /** The object cannot make progress until a user changes it. */
+  | { readonly type: 'blocked'; readonly reason: BlockedReason; readonly message: string }
+  /** The config or its Secret is missing or unusable; their watches bring the bucket back. */
+  | { readonly type: 'waitForConfig'; readonly reason: Reason; readonly message: string }
+  /**
+   * One metadata write, before anything exists outside: the finalizer and, when missing, a
+   * fresh idempotency key. `createNow`: a key minted here has never been sent, so the create
+   * follows at once without asking the provider about it.
+   */
+  | { readonly type: 'prepare'; readonly addFinalizer: boolean; readonly mintKey: boolean; readonly createNow: boolean }
+  /**
+   * The current key is spent (its bucket vanished, or a create was refused with 410) or
+   * foreign: persist a new key, then create with it when `createNow`; otherwise the
+   * annotation's watch event brings the create (after a refusal, never in a tight loop).
+   */
+  | { readonly type: 'rotateKey'; readonly reason: 'vanished' | 'foreign' | 'spent'; readonly createNow: boolean }
   | { readonly type: 'create'; readonly idempotencyKey: string }
-  | { readonly type: 'update'; readonly id: string; readonly patch: UpdateBucketRequest }
+  /**
+   * Change the provider bucket. `requested`: the user asked (new generation), otherwise it is
+   * drift. `grows`: the size goes up (the provider resizes). `adopting`: first write of an
+   * adopted bucket.
+   */
+  | { readonly type: 'update'; readonly id: string; readonly patch: UpdateBucketRequest; readonly requested: boolean; readonly grows: boolean; readonly adopting: boolean }
   /**
    * DELETE `id`; a 404 means it is gone. `ifGone: 'lookUpKey'` when a bucket made with the
    * current idempotency key may exist besides `id` (the key was rotated after `id` vanished and
    * its create's answer may have been lost), so "gone" must be confirmed by key first.
    */
   | { readonly type: 'delete'; readonly id: string; readonly ifGone: 'release' | 'lookUpKey' }
-  | { readonly type: 'removeFinalizer'; readonly orphaned: boolean }
-  /** Nothing to do now; `waiting` says whether the provider is still transitioning. */
-  | { readonly type: 'none'; readonly waiting: 'Provisioning' | 'Resizing' | false }
+  /**
+   * Release our finalizer. `orphan`: the policy keeps the provider bucket. `gone`: nothing of
+   * ours is left at the provider. `notOurs`: the provider bucket belongs to another object,
+   * so it is left alone.
+   */
+  | { readonly type: 'removeFinalizer'; readonly why: 'orphan' | 'gone' | 'notOurs' }
+  /** The provider is still applying a create or a change: poll. */
+  | { readonly type: 'wait'; readonly phase: 'Provisioning' | 'Resizing' }
+  /** Active and matching. `announce`: it was not Ready before (an Event says so). */
+  | { readonly type: 'ready'; readonly announce: boolean; readonly adopting: boolean }
   /**
    * Observe policy: report what the provider has (`found` false: the named bucket does not
    * exist, or not yet) and change nothing there.
    */
-  | { readonly type: 'mirror'; readonly found: boolean }
+  | { readonly type: 'mirror'; readonly found: boolean; readonly announce: boolean }
   /** Ready, and nothing says otherwise: no provider call; owned objects from the status. */
-  | { readonly type: 'upToDate' }
-  /** The object cannot make progress until a user changes it. */
-  | { readonly type: 'blocked'; readonly reason: typeof Reason.AdoptTargetNotFound | typeof Reason.ProviderChanged | typeof Reason.InvalidSpec; readonly message: string };
+  | { readonly type: 'upToDate' };
 
-/** What the orchestrator knows besides the object when it calls {@link preplan}. */
-export interface PreplanFacts {
-  /** The provider API the bucket's BucketProviderConfig points at now. */
-  readonly endpoint: string;
-  /** The latest drift scan found this bucket missing or different at the provider. */
-  readonly driftReported: boolean;
+/** A fact {@link decide} needs before it can choose a step. */
+export type Need =
+  | { readonly type: 'connect' }
+  /**
+   * Ask the provider. `fence`: the object is being deleted, so a key lookup that finds nothing
+   * must also revoke the key, or a create still in flight could commit after the finalizer
+   * is gone and leave an orphan.
+   */
+  | { readonly type: 'observe'; readonly fence: boolean };
+
+/**
+ * The one decision function: the step for `bucket` given `facts`, or the fact to gather next.
+ * Stages, each reached only when the earlier ones decided nothing: the object alone, then the
+ * connection, then the object and connection without a provider call, then the provider's
+ * answer.
+ */
+export function decide(bucket: StorageBucket, facts: DecisionFacts): Step | Need {
+  const offline = beforeConnect(bucket);
+  if (offline) return offline;
+  if (!facts.connection) return { type: 'connect' };
+  if ('failure' in facts.connection) return notConnected(bucket, facts.connection.failure);
+  const endpoint = facts.connection.endpoint;
+  if (facts.observation) return plan(bucket, facts.observation, endpoint);
+  return preplan(bucket, endpoint, facts.driftReported);
 }
 
-/** {@link preplan}'s answer when only the provider can tell what to do. */
-export interface ObserveFirst {
-  readonly type: 'observe';
+/** True when the operator only reads the provider bucket (managementPolicy Observe). */
+export function isObserveOnly(bucket: StorageBucket): boolean {
+  return bucket.spec.managementPolicy === 'Observe';
+}
+
+function hasFinalizer(bucket: StorageBucket): boolean {
+  return (bucket.metadata.finalizers ?? []).includes(BUCKET_FINALIZER);
+}
+
+/** Decisions that need no config, no credentials and no provider. */
+function beforeConnect(bucket: StorageBucket): Step | undefined {
+  const deleting = Boolean(bucket.metadata.deletionTimestamp);
+  if (deleting && !hasFinalizer(bucket)) return { type: 'nothing' };
+  if (bucket.metadata.annotations?.[PAUSED_ANNOTATION] === 'true') {
+    return { type: 'paused', message: `reconciliation paused by ${PAUSED_ANNOTATION}` };
+  }
+  // Orphan and Observe keep the provider bucket, so deletion needs no provider call at all.
+  if (deleting && ((bucket.spec.deletionPolicy ?? 'Delete') === 'Orphan' || isObserveOnly(bucket))) {
+    return { type: 'removeFinalizer', why: 'orphan' };
+  }
+  if (!deleting) {
+    const errors = validate(StorageBucketSpec, bucket.spec);
+    if (errors.length > 0) return { type: 'blocked', reason: Reason.InvalidSpec, message: formatFieldErrors('spec', errors) };
+  }
+  return undefined;
+}
+
+/**
+ * Without a connection nothing can be asked or changed at the provider. A deletion may still
+ * finish when nothing was ever sent (no id, no key), so nothing can exist there.
+ */
+function notConnected(bucket: StorageBucket, failure: ConnectFailure): Step {
+  const neverSent = !bucket.status?.id && !bucket.metadata.annotations?.[IDEMPOTENCY_KEY_ANNOTATION];
+  if (bucket.metadata.deletionTimestamp && neverSent) return { type: 'removeFinalizer', why: 'gone' };
+  return { type: 'waitForConfig', reason: failure.reason, message: failure.message };
 }
 
 /**
@@ -74,115 +180,149 @@ export function statusTrusted(bucket: StorageBucket, endpoint: string): boolean 
   if (!status?.id || !status.endpoint || status.providerEndpoint !== endpoint) return false;
   const generation = bucket.metadata.generation;
   if (status.observedGeneration !== generation) return false;
-  const conditions = status.conditions as Condition[] | undefined;
   const current = (type: string) => {
-    const c = findCondition(conditions, type);
+    const c = findCondition(status.conditions as Condition[] | undefined, type);
     return c?.status === 'True' && c.observedGeneration === generation;
   };
   return current(ConditionType.Ready) && current(ConditionType.Synced);
 }
 
 /**
- * Decides from the object alone, before any provider call: the step when the object says
- * enough, else `observe`. Deletion issues the DELETE at once (a 404 means gone), except when
- * the only record of the bucket is the idempotency key (no id: the create's answer may have
- * been lost) or the config now points elsewhere (a 404 there proves nothing).
+ * Decides from the object and its endpoint, before any provider call. Deletion issues the
+ * DELETE at once (a 404 means gone) for a bucket the operator created, except when the only
+ * record of it is the idempotency key (no id: the create's answer may have been lost), the
+ * config now points elsewhere (a 404 there proves nothing), or the bucket was adopted (the
+ * provider's tags must first show that it is ours to delete).
  */
-export function preplan(bucket: StorageBucket, facts: PreplanFacts): Step | ObserveFirst {
-  const hasFinalizer = (bucket.metadata.finalizers ?? []).includes(BUCKET_FINALIZER);
+function preplan(bucket: StorageBucket, endpoint: string, driftReported: boolean): Step | Need {
   const key = bucket.metadata.annotations?.[IDEMPOTENCY_KEY_ANNOTATION];
   const status = bucket.status ?? {};
   if (bucket.metadata.deletionTimestamp) {
-    if (!hasFinalizer) return { type: 'none', waiting: false };
-    if ((bucket.spec.deletionPolicy ?? 'Delete') === 'Orphan' || isObserveOnly(bucket)) return { type: 'removeFinalizer', orphaned: true };
-    const id = status.id ?? bucket.metadata.annotations?.[ADOPT_ANNOTATION];
-    const moved = status.providerEndpoint !== undefined && status.providerEndpoint !== facts.endpoint;
-    if (id && !moved) return { type: 'delete', id, ifGone: key && key !== status.idempotencyKey ? 'lookUpKey' : 'release' };
-    // Nothing was ever sent without a key, so nothing can exist at the provider.
-    if (!id && !key) return { type: 'removeFinalizer', orphaned: false };
-    return { type: 'observe' };
+    const adopted = Boolean(bucket.metadata.annotations?.[ADOPT_ANNOTATION]);
+    const moved = status.providerEndpoint !== undefined && status.providerEndpoint !== endpoint;
+    if (status.id && !moved && !adopted) return { type: 'delete', id: status.id, ifGone: key && key !== status.idempotencyKey ? 'lookUpKey' : 'release' };
+    // Nothing was ever sent without a key, and an adoption never recorded changed nothing.
+    if (!status.id && !key) return { type: 'removeFinalizer', why: 'gone' };
+    return { type: 'observe', fence: true };
   }
   // Observe never creates, so it needs neither finalizer nor key: plan() mirrors what it finds.
-  if (isObserveOnly(bucket)) return { type: 'observe' };
-  if (!hasFinalizer || !key) return { type: 'prepare' };
+  if (isObserveOnly(bucket)) return { type: 'observe', fence: false };
+  if (!hasFinalizer(bucket) || !key) {
+    const adopting = Boolean(bucket.metadata.annotations?.[ADOPT_ANNOTATION]);
+    return { type: 'prepare', addFinalizer: !hasFinalizer(bucket), mintKey: !key, createNow: !key && !adopting && !status.id };
+  }
   // A reconcile asked for by annotation that is not yet handled asks the provider, as users expect.
   const requested = bucket.metadata.annotations?.[RECONCILE_REQUESTED_ANNOTATION];
   const pendingRequest = requested !== undefined && requested !== status.lastHandledReconcileAt;
-  if (!facts.driftReported && !pendingRequest && statusTrusted(bucket, facts.endpoint)) return { type: 'upToDate' };
-  return { type: 'observe' };
+  if (!driftReported && !pendingRequest && statusTrusted(bucket, endpoint)) return { type: 'upToDate' };
+  return { type: 'observe', fence: false };
 }
 
 /**
- * Decides the next step for `bucket` given `obs`, made at the provider API `endpoint`.
+ * Decides from the provider's answer. Reached only after preplan asked for the observation
+ * (or a call's answer stood in for one), so the finalizer and key are in place for a Full
+ * bucket that is not being deleted.
  */
-export function plan(bucket: StorageBucket, obs: Observation, endpoint: string): Step {
-  const finalizers = bucket.metadata.finalizers ?? [];
-  const hasFinalizer = finalizers.includes(BUCKET_FINALIZER);
-  const key = bucket.metadata.annotations?.[IDEMPOTENCY_KEY_ANNOTATION];
+function plan(bucket: StorageBucket, obs: Observation, endpoint: string): Step {
+  if (isObserveOnly(bucket)) return planObserve(bucket, obs);
   const recordedAt = bucket.status?.providerEndpoint;
   // "Not found" at a different provider than the one holding our bucket proves nothing:
   // recreating (or releasing the finalizer) there would duplicate or orphan the bucket.
-  const providerChanged = !obs.exists && Boolean(bucket.status?.id) && recordedAt !== undefined && recordedAt !== endpoint;
-  const changed: Step = {
-    type: 'blocked',
-    reason: Reason.ProviderChanged,
-    message: `bucket ${bucket.status?.id ?? ''} was created at ${recordedAt ?? ''}, but the BucketProviderConfig now points at ${endpoint}`,
-  };
-
-  if (isObserveOnly(bucket)) return planObserve(bucket, obs, hasFinalizer);
+  if (!obs.exists && bucket.status?.id && recordedAt !== undefined && recordedAt !== endpoint) {
+    return {
+      type: 'blocked',
+      reason: Reason.ProviderChanged,
+      message: `bucket ${bucket.status.id} was created at ${recordedAt}, but the BucketProviderConfig now points at ${endpoint}`,
+    };
+  }
+  const owner = obs.exists ? ownerElsewhere(bucket, obs.bucket) : undefined;
 
   if (bucket.metadata.deletionTimestamp) {
-    if (!hasFinalizer) return { type: 'none', waiting: false };
-    if ((bucket.spec.deletionPolicy ?? 'Delete') === 'Orphan') return { type: 'removeFinalizer', orphaned: true };
-    // Found by this very observation, so a 404 on the DELETE can only mean it went since.
-    if (obs.exists) return { type: 'delete', id: obs.bucket.id, ifGone: 'release' };
-    if (providerChanged) return changed;
-    return { type: 'removeFinalizer', orphaned: false };
+    // Another object's bucket (a second adopter) is never deleted with this one.
+    if (owner) return { type: 'removeFinalizer', why: 'notOurs' };
+    if (obs.exists) {
+      const adoptedUnrecorded = !bucket.status?.id && !ownedBy(bucket, obs.bucket);
+      // An adoption that never got as far as tagging the bucket changed nothing: leave it.
+      if (adoptedUnrecorded && bucket.metadata.annotations?.[ADOPT_ANNOTATION] === obs.bucket.id) return { type: 'removeFinalizer', why: 'notOurs' };
+      // Found by this very observation, so a 404 on the DELETE can only mean it went since.
+      return { type: 'delete', id: obs.bucket.id, ifGone: 'release' };
+    }
+    return { type: 'removeFinalizer', why: 'gone' };
   }
 
-  // Finalizer and key go on before anything exists outside the cluster, so nothing can leak
-  // and a create retried after a crash reuses the same key.
-  if (!hasFinalizer || !key) return { type: 'prepare' };
-
+  const key = bucket.metadata.annotations?.[IDEMPOTENCY_KEY_ANNOTATION] ?? '';
+  const status = bucket.status ?? {};
+  const adoptId = bucket.metadata.annotations?.[ADOPT_ANNOTATION];
   if (!obs.exists) {
-    if (providerChanged) return changed;
-    if (obs.foreignKey) return { type: 'rotateKey', reason: 'foreign' };
-    const adoptId = bucket.metadata.annotations?.[ADOPT_ANNOTATION];
-    const status = bucket.status ?? {};
+    if (obs.keySpent) return { type: 'rotateKey', reason: 'spent', createNow: false };
+    if (obs.foreignKey) return { type: 'rotateKey', reason: 'foreign', createNow: true };
     if (adoptId && !status.id) {
       return { type: 'blocked', reason: Reason.AdoptTargetNotFound, message: `provider bucket ${adoptId} named by ${ADOPT_ANNOTATION} does not exist` };
     }
     // Only the key that made the vanished bucket is spent; a key minted after it (a rotation
     // interrupted before its create) is still good, and minting again could duplicate.
-    if (status.id && status.idempotencyKey === key) return { type: 'rotateKey', reason: 'vanished' };
+    if (status.id && status.idempotencyKey === key) return { type: 'rotateKey', reason: 'vanished', createNow: true };
     return { type: 'create', idempotencyKey: key };
   }
 
   const external = obs.bucket;
-  if (external.phase === 'Provisioning' || external.phase === 'Resizing') {
-    return { type: 'none', waiting: external.phase };
+  if (owner) {
+    return {
+      type: 'blocked',
+      reason: Reason.BucketOwnedElsewhere,
+      message: `provider bucket ${external.id} is managed by StorageBucket ${owner}; remove ${ADOPT_ANNOTATION} or delete the other object with deletionPolicy Orphan`,
+    };
   }
+  const adopting = !status.id && adoptId !== undefined;
+  if (external.phase === 'Provisioning' || external.phase === 'Resizing') return { type: 'wait', phase: external.phase };
   const patch = diff(bucket, external);
-  if (patch) return { type: 'update', id: external.id, patch };
-  return { type: 'none', waiting: false };
-}
-
-/** True when the operator only reads the provider bucket (managementPolicy Observe). */
-export function isObserveOnly(bucket: StorageBucket): boolean {
-  return bucket.spec.managementPolicy === 'Observe';
+  if (patch) {
+    const requested = bucket.metadata.generation !== status.observedGeneration;
+    const grows = patch.sizeGB !== undefined && patch.sizeGB > external.sizeGB;
+    return { type: 'update', id: external.id, patch, requested, grows, adopting };
+  }
+  return { type: 'ready', announce: !wasReady(bucket), adopting };
 }
 
 /**
- * Observe: never create, change or delete at the provider. A finalizer left from an earlier
- * Full policy is released on deletion without touching the bucket (it was never ours to delete
- * once the user chose Observe).
+ * Observe: never create, change or delete at the provider. (Deletion is settled before the
+ * connection: it only releases a finalizer left from an earlier Full policy.)
  */
-function planObserve(bucket: StorageBucket, obs: Observation, hasFinalizer: boolean): Step {
-  if (bucket.metadata.deletionTimestamp) return hasFinalizer ? { type: 'removeFinalizer', orphaned: true } : { type: 'none', waiting: false };
+function planObserve(bucket: StorageBucket, obs: Observation): Step {
   if (!bucket.status?.id && !bucket.metadata.annotations?.[ADOPT_ANNOTATION]) {
     return { type: 'blocked', reason: Reason.InvalidSpec, message: `managementPolicy Observe needs the ${ADOPT_ANNOTATION} annotation naming the provider bucket to observe` };
   }
-  return { type: 'mirror', found: obs.exists };
+  const active = obs.exists && obs.bucket.phase === 'Active';
+  return { type: 'mirror', found: obs.exists, announce: active && !wasReady(bucket) };
+}
+
+function wasReady(bucket: StorageBucket): boolean {
+  return findCondition(bucket.status?.conditions as Condition[] | undefined, ConditionType.Ready)?.status === 'True';
+}
+
+/** True when the provider bucket's tags name `bucket` as its owner. */
+function ownedBy(bucket: StorageBucket, external: ProviderBucket): boolean {
+  return external.tags[NAMESPACE_TAG] === bucket.metadata.namespace && external.tags[NAME_TAG] === bucket.metadata.name;
+}
+
+/**
+ * `namespace/name` of another StorageBucket the provider bucket's tags name as its owner, or
+ * undefined. Names rather than uids: a backup and restore keeps names and changes uids.
+ */
+function ownerElsewhere(bucket: StorageBucket, external: ProviderBucket): string | undefined {
+  const ns = external.tags[NAMESPACE_TAG];
+  const name = external.tags[NAME_TAG];
+  if (!ns || !name || ownedBy(bucket, external)) return undefined;
+  return `${ns}/${name}`;
+}
+
+/**
+ * How a bucket found by idempotency key relates to `bucket`: its own, or another object's
+ * (the key annotation was copied with a manifest), told apart by the owner tags.
+ */
+export function keyObservation(bucket: StorageBucket, byKey: ProviderBucket | undefined): Observation {
+  if (!byKey) return { exists: false };
+  return ownedBy(bucket, byKey) ? { exists: true, bucket: byKey } : { exists: false, foreignKey: true };
 }
 
 /**
@@ -200,7 +340,7 @@ export function diff(bucket: StorageBucket, external: ProviderBucket): UpdateBuc
   return Object.keys(patch).length > 0 ? patch : undefined;
 }
 
-/** Compile-time proof that a switch over steps handles every type. */
+/** Compile-time proof that a switch over a union handles every member. */
 export function assertNever(x: never): never {
-  throw new Error(`unhandled step ${JSON.stringify(x)}`);
+  throw new Error(`unhandled case ${JSON.stringify(x)}`);
 }

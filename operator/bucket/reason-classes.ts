@@ -35,6 +35,7 @@ export const BUCKET_REASON_CLASS: Readonly<Record<Reason, ReasonClass>> = {
   [Reason.CredentialsRejected]: 'terminal',
   [Reason.AdoptTargetNotFound]: 'terminal',
   [Reason.ProviderChanged]: 'terminal',
+  [Reason.BucketOwnedElsewhere]: 'terminal',
   [Reason.ReconcilePaused]: 'paused',
 };
 

@@ -31,6 +31,8 @@ export const Reason = {
   Throttled: 'Throttled',
   AdoptTargetNotFound: 'AdoptTargetNotFound',
   ProviderChanged: 'ProviderChanged',
+  /** The provider bucket's owner tags name another StorageBucket (it was adopted there first). */
+  BucketOwnedElsewhere: 'BucketOwnedElsewhere',
   /** Observe: the provider bucket named by the adopt-id annotation does not exist (yet). */
   ObservedBucketNotFound: 'ObservedBucketNotFound',
   ReconcileSuccess: 'ReconcileSuccess',
@@ -50,6 +52,7 @@ export const TERMINAL_REASONS: ReadonlySet<string> = new Set<Reason>([
   Reason.CredentialsRejected,
   Reason.ProviderChanged,
   Reason.AdoptTargetNotFound,
+  Reason.BucketOwnedElsewhere,
 ]);
 
 /** Reasons used in Events. */
@@ -65,6 +68,8 @@ export const EventReason = {
   CredentialsRejected: 'CredentialsRejected',
   ForeignIdempotencyKey: 'ForeignIdempotencyKey',
   OwnedObjectConflict: 'OwnedObjectConflict',
+  /** Deleted without deleting the provider bucket, which another StorageBucket owns. */
+  LeftForOwner: 'LeftForOwner',
 } as const;
 
 /** An Event reason. */

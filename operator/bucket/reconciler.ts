@@ -1,43 +1,46 @@
 /**
- * The StorageBucket orchestrator: read from cache -> connect -> preplan -> (observe -> plan)
- * -> execute one step -> write status only when it changed -> return an Action. All decisions
- * live in plan.ts; this file turns them into calls and is the only place that logs and records
- * events. A Ready bucket is not polled for drift here: the drift scanner lists the provider in
- * bulk and names the buckets that need an observation (see drift-scanner.ts).
+ * The StorageBucket orchestrator: it reads, calls and writes; plan.ts decides and failure.ts
+ * classifies failures. One reconcile asks {@link decide} for the next step, gathers the fact
+ * it needs (connection, provider observation) until it gets one, executes that step and
+ * writes status only when it changed. This is the only place that logs and records Events.
+ * A Ready bucket is not polled for drift here: the drift scanner lists the provider in bulk
+ * and names the buckets that need an observation (see drift-scanner.ts).
  */
 import { randomUUID } from 'node:crypto';
 import type { V1Service } from '@kubernetes/client-node';
-import type { BucketPhase, StorageBucket } from '../api/v1';
+import type { StorageBucket } from '../api/v1';
+import { ADOPT_ANNOTATION, BUCKET_FINALIZER, IDEMPOTENCY_KEY_ANNOTATION } from '../api/v1';
+import type { ProviderBucket } from '../provider-client';
 import {
-  ADOPT_ANNOTATION, BUCKET_FINALIZER, IDEMPOTENCY_KEY_ANNOTATION, PAUSED_ANNOTATION, StorageBucketSpec, formatFieldErrors, validate,
-} from '../api/v1';
-import { isProviderError, type ProviderBucket } from '../provider-client';
-import { isAlreadyExists, isConflict } from '../runtime/client';
-import { findCondition, type Condition } from '../runtime/conditions';
-import { done, requeueAfter, TerminalError, type Action, type ReconcileContext, type Reconciler, type Request } from '../runtime/reconcile';
-import { keyOf, type Cache, type KubeObject, type ObjectKey, type ResourceKind } from '../runtime/types';
-import { Priority } from '../runtime/workqueue';
-import type { DriftMetrics } from './lifecycle-metrics';
-import { connect, ConnectError, type ConnectDeps, type Connection } from './connect';
+  done, isAlreadyExists, isConflict, keyOf, Priority, requeueAfter, TerminalError,
+  type Action, type Cache, type KubeObject, type ObjectKey, type ReconcileContext, type Reconciler, type Request, type ResourceKind,
+} from '../runtime';
+import { ConnectError, type Connection } from './connect';
+import { classifyFailure } from './failure';
 import { SECRET, SERVICE, STORAGE_BUCKET } from './kinds';
+import type { DriftMetrics } from './lifecycle-metrics';
 import { desiredSecret, desiredService, isControlledBy, secretNeedsApply, serviceNeedsApply, type OwnedSecret } from './owned';
-import { assertNever, isObserveOnly, plan, preplan, type Observation, type Step } from './plan';
-import { ConditionType, EventReason, Reason } from './reasons';
-import { nextStatus, statusEqual, type ConditionFacts, type StatusFacts } from './status';
-import { NAME_TAG, NAMESPACE_TAG, operatorTags } from './tags';
-import type { EventSink, ObjectWriter } from './writer';
+import { assertNever, decide, keyObservation, type DecisionFacts, type Observation, type Step } from './plan';
+import { EventReason, Reason } from './reasons';
+import { keepReady, nextStatus, statusEqual, type ConditionFacts, type StatusFacts } from './status';
+import { operatorTags } from './tags';
+import type { EventSink, ObjectWriter, WriteFailures } from './writer';
 
 /** Dependencies of {@link BucketReconciler}. */
-export interface BucketReconcilerDeps extends ConnectDeps {
+export interface BucketReconcilerDeps {
   readonly buckets: Cache<StorageBucket>;
-  /** Counts provider-side changes the operator corrected. @default not counted */
-  readonly driftMetrics?: DriftMetrics;
+  /** Resolves the bucket's provider connection; throws {@link ConnectError} when it cannot. */
+  readonly connect: (bucket: StorageBucket, signal: AbortSignal) => Promise<Connection>;
   /** Owned Secrets: only those labelled as the operator's, data condensed to hashes. */
   readonly ownedSecrets: Cache<OwnedSecret>;
   /** Owned Services: only those labelled as the operator's. */
   readonly services: Cache<V1Service>;
   readonly writer: ObjectWriter;
   readonly events: EventSink;
+  /** Told about status writes that fail while a failure is being reported. @default ignored */
+  readonly writeFailures?: WriteFailures;
+  /** Counts provider-side changes the operator corrected. @default not counted */
+  readonly driftMetrics?: DriftMetrics;
   /** Poll interval while the provider is Provisioning or Resizing. @default 3000 */
   readonly pollIntervalMs?: number;
   /**
@@ -56,10 +59,16 @@ export interface BucketReconcilerDeps extends ConnectDeps {
 }
 
 const SYNCED: ConditionFacts = { status: 'True', reason: Reason.ReconcileSuccess };
+const AVAILABLE: ConditionFacts = { status: 'True', reason: Reason.Available, message: '' };
 
-/** Retry interval while the provider rejects the credentials. */
-const CREDENTIALS_RETRY_MS = 5 * 60_000;
+/** Decisions per reconcile; each replan follows a call whose answer is new, so a few suffice. */
+const MAX_DECISIONS = 6;
 
+/** An executed step's answer that stands in for an observation: decide again with it. */
+interface Replan {
+  readonly replan: Observation;
+  readonly bucket: StorageBucket;
+}
 
 /** Reconciles StorageBuckets against the provider. */
 export class BucketReconciler implements Reconciler {
@@ -78,147 +87,141 @@ export class BucketReconciler implements Reconciler {
   }
 
   async reconcile(req: Request, ctx: ReconcileContext): Promise<Action> {
-    const bucket = this.d.buckets.get(req);
+    let bucket = this.d.buckets.get(req);
     if (!bucket) return done();
-    const deleting = Boolean(bucket.metadata.deletionTimestamp);
-    const hasFinalizer = (bucket.metadata.finalizers ?? []).includes(BUCKET_FINALIZER);
-    if (deleting && !hasFinalizer) return done();
-
+    let facts: DecisionFacts = { driftReported: this.d.driftReports?.reported(req) ?? false };
+    let conn: Connection | undefined;
+    let step: Step | undefined;
     try {
-      if (bucket.metadata.annotations?.[PAUSED_ANNOTATION] === 'true') {
-        await this.writeStatus(bucket, {
-          phase: bucket.status?.phase ?? 'Pending',
-          ready: this.currentReady(bucket, { status: 'False', reason: Reason.ReconcilePaused, message: `reconciliation paused by ${PAUSED_ANNOTATION}` }),
-          synced: { status: 'False', reason: Reason.ReconcilePaused, message: `reconciliation paused by ${PAUSED_ANNOTATION}` },
-          observedGeneration: bucket.status?.observedGeneration,
-        });
-        return done();
-      }
-      if (deleting && (bucket.spec.deletionPolicy === 'Orphan' || isObserveOnly(bucket))) {
-        // Needs no provider call, so neither a config, a Secret nor a reachable provider. No
-        // Event either: it would be written about an object that is about to vanish.
-        await this.d.writer.removeFinalizer(STORAGE_BUCKET, bucket, BUCKET_FINALIZER);
-        ctx.logger.info({ msg: 'released finalizer', orphaned: true, bucketID: bucket.status?.id });
-        return done();
-      }
-      if (!deleting) {
-        const errors = validate(StorageBucketSpec, bucket.spec);
-        if (errors.length > 0) {
-          const message = formatFieldErrors('spec', errors);
-          await this.writeStatus(bucket, {
-            phase: 'Failed',
-            ready: { status: 'False', reason: Reason.InvalidSpec, message },
-            synced: { status: 'False', reason: Reason.InvalidSpec, message },
-          });
-          this.d.events.event(bucket, 'Warning', EventReason.InvalidSpec, 'Validate', message);
-          throw new TerminalError(`invalid spec: ${message}`);
+      for (let i = 0; i < MAX_DECISIONS; i++) {
+        const next = decide(bucket, facts);
+        if (next.type === 'connect') {
+          try {
+            conn = await this.d.connect(bucket, ctx.signal);
+            facts = { ...facts, connection: { endpoint: conn.endpoint } };
+          } catch (err) {
+            if (!(err instanceof ConnectError)) throw err;
+            facts = { ...facts, connection: { failure: { reason: err.reason, message: err.message } } };
+          }
+          continue;
         }
+        if (next.type === 'observe') {
+          facts = { ...facts, observation: await this.observe(mustConnect(conn), bucket, next.fence, ctx.signal) };
+          continue;
+        }
+        step = next;
+        const result = await this.execute(bucket, conn, facts.observation, next, ctx);
+        if (!('replan' in result)) return result;
+        ({ bucket } = result);
+        facts = { ...facts, observation: result.replan };
       }
-
-      let conn: Connection;
-      try {
-        conn = await connect(this.d, bucket, ctx.signal);
-      } catch (err) {
-        if (!(err instanceof ConnectError)) throw err;
-        return await this.notConnected(bucket, err, ctx);
-      }
-      const first = preplan(bucket, { endpoint: conn.endpoint, driftReported: this.d.driftReports?.reported(req) ?? false });
-      if (first.type !== 'observe') return await this.execute(bucket, conn, undefined, first, ctx);
-      const obs = await this.observe(conn, bucket, ctx.signal);
-      return await this.execute(bucket, conn, obs, plan(bucket, obs, conn.endpoint), ctx);
+      throw new Error(`no decision for bucket ${req.namespace}/${req.name} after ${MAX_DECISIONS} steps`);
     } catch (err) {
-      return this.failed(bucket, err, ctx);
+      return this.failed(bucket, err, step, ctx);
     }
   }
 
-  /**
-   * Adds the finalizer and mints the idempotency key in ONE metadata write, before any create.
-   * The write carries the resourceVersion the object was read at, so a stale cache fails with
-   * Conflict instead of minting a second key. A key minted here has never been sent, so the
-   * create follows at once, without asking the provider about it first.
-   */
-  private async prepare(bucket: StorageBucket, conn: Connection, ctx: ReconcileContext): Promise<Action> {
-    const finalizers = bucket.metadata.finalizers ?? [];
-    const change: { finalizers?: string[]; annotations?: Record<string, string> } = {};
-    if (!finalizers.includes(BUCKET_FINALIZER)) change.finalizers = [...finalizers, BUCKET_FINALIZER];
-    const key = bucket.metadata.annotations?.[IDEMPOTENCY_KEY_ANNOTATION] ? undefined : this.newKey();
-    if (key) change.annotations = { [IDEMPOTENCY_KEY_ANNOTATION]: key };
-    const prepared = await this.d.writer.patchMetadata(STORAGE_BUCKET, bucket, change);
-    ctx.logger.debug('added finalizer and idempotency key');
-    const adopting = Boolean(bucket.metadata.annotations?.[ADOPT_ANNOTATION]);
-    if (!key || adopting || bucket.status?.id) return done();
-    return this.create(prepared, conn, key, ctx);
-  }
-
-  /** Asks the provider about the bucket this object refers to; changes nothing. */
-  private async observe(conn: Connection, bucket: StorageBucket, signal: AbortSignal): Promise<Observation> {
+  /** Asks the provider about the bucket this object refers to; changes nothing but a fence. */
+  private async observe(conn: Connection, bucket: StorageBucket, fence: boolean, signal: AbortSignal): Promise<Observation> {
     const id = bucket.status?.id ?? bucket.metadata.annotations?.[ADOPT_ANNOTATION];
-    let found: ProviderBucket | undefined;
-    if (id) found = await conn.client.getBucket(id, signal);
+    const found = id ? await conn.client.getBucket(id, signal) : undefined;
     if (found) return { exists: true, bucket: found };
     // No recorded id, or it vanished: a create with the current key may have happened without
     // its answer reaching us (the crash window), so look the key up before creating.
-    return this.observeKey(conn, bucket, signal);
+    return this.observeKey(conn, bucket, fence, signal);
   }
 
-  /** Asks the provider for the live bucket made with the current idempotency key. */
-  private async observeKey(conn: Connection, bucket: StorageBucket, signal: AbortSignal): Promise<Observation> {
+  /**
+   * The live bucket made with the current idempotency key. With `fence`, a lookup that finds
+   * nothing also revokes the key, so a create still in flight can never commit afterwards.
+   */
+  private async observeKey(conn: Connection, bucket: StorageBucket, fence: boolean, signal: AbortSignal): Promise<Observation> {
     const key = bucket.metadata.annotations?.[IDEMPOTENCY_KEY_ANNOTATION];
     if (!key) return { exists: false };
-    const byKey = await conn.client.findByIdempotencyKey(key, signal);
-    if (!byKey) return { exists: false };
-    // A key copied along with a manifest finds the original's bucket; names, unlike uids,
-    // survive a backup and restore, so they tell ours from someone else's.
-    const mine = byKey.tags[NAMESPACE_TAG] === bucket.metadata.namespace && byKey.tags[NAME_TAG] === bucket.metadata.name;
-    return mine ? { exists: true, bucket: byKey } : { exists: false, foreignKey: true };
+    let found = await conn.client.findByIdempotencyKey(key, signal);
+    if (!found && fence) found = await conn.client.revokeIdempotencyKey(key, signal);
+    return keyObservation(bucket, found);
   }
 
-  /** Runs `step`; `obs` is undefined when preplan decided without asking the provider. */
-  private async execute(bucket: StorageBucket, conn: Connection, obs: Observation | undefined, step: Step, ctx: ReconcileContext): Promise<Action> {
-    const log = ctx.logger.child({ bucketID: obs?.exists ? obs.bucket.id : bucket.status?.id });
+  /** Runs `step`; `obs` is undefined when the step was decided without asking the provider. */
+  private async execute(bucket: StorageBucket, conn: Connection | undefined, obs: Observation | undefined, step: Step, ctx: ReconcileContext): Promise<Action | Replan> {
+    const external = obs?.exists ? obs.bucket : undefined;
+    const log = ctx.logger.child({ bucketID: external?.id ?? bucket.status?.id });
     switch (step.type) {
-      case 'prepare':
-        return this.prepare(bucket, conn, ctx);
+      case 'nothing':
+        return done();
+
+      case 'paused': {
+        const paused: ConditionFacts = { status: 'False', reason: Reason.ReconcilePaused, message: step.message };
+        await this.writeStatus(bucket, { phase: bucket.status?.phase ?? 'Pending', ready: keepReady(bucket, paused), synced: paused, observedGeneration: bucket.status?.observedGeneration });
+        return done();
+      }
+
+      case 'blocked': {
+        const blocked: ConditionFacts = { status: 'False', reason: step.reason, message: step.message };
+        const wrote = await this.writeStatus(bucket, { phase: 'Failed', ready: blocked, synced: blocked });
+        if (wrote !== bucket) this.d.events.event(bucket, 'Warning', step.reason, 'Reconcile', step.message);
+        throw new TerminalError(step.message);
+      }
+
+      case 'waitForConfig': {
+        const waiting: ConditionFacts = { status: 'False', reason: step.reason, message: step.message };
+        const wrote = await this.writeStatus(bucket, { phase: bucket.status?.phase ?? 'Pending', ready: waiting, synced: waiting });
+        if (wrote !== bucket) this.d.events.event(bucket, 'Warning', step.reason, 'Connect', step.message);
+        log.debug({ msg: 'waiting for provider configuration', reason: step.reason });
+        // The config and Secret watches bring the bucket back when they appear.
+        return done();
+      }
+
+      case 'prepare': {
+        // ONE metadata write carrying the resourceVersion it was read at: a stale cache fails
+        // with Conflict instead of minting a second key.
+        const key = step.mintKey ? this.newKey() : undefined;
+        const prepared = await this.d.writer.patchMetadata(STORAGE_BUCKET, bucket, {
+          ...(step.addFinalizer ? { finalizers: [...(bucket.metadata.finalizers ?? []), BUCKET_FINALIZER] } : {}),
+          ...(key ? { annotations: { [IDEMPOTENCY_KEY_ANNOTATION]: key } } : {}),
+        });
+        log.debug('added finalizer and idempotency key');
+        return step.createNow && key ? this.create(prepared, mustConnect(conn), key, ctx) : done();
+      }
 
       case 'rotateKey': {
         const key = this.newKey();
         // Persisted (with a resourceVersion precondition) BEFORE the create that uses it.
         const rotated = await this.d.writer.patchMetadata(STORAGE_BUCKET, bucket, { annotations: { [IDEMPOTENCY_KEY_ANNOTATION]: key } });
-        if (step.reason === 'vanished') {
-          const note = `provider bucket ${bucket.status?.id ?? ''} no longer exists; creating a new one`;
-          this.d.events.event(bucket, 'Warning', EventReason.BucketMissing, 'Observe', note);
-          log.info({ msg: 'provider bucket missing; recreating' });
-        } else {
-          this.d.events.event(bucket, 'Warning', EventReason.ForeignIdempotencyKey, 'Observe', 'the idempotency key belongs to another object\'s bucket; minted a new one');
-          log.info({ msg: 'foreign idempotency key replaced' });
-        }
-        return this.create(rotated, conn, key, ctx);
+        const notes = {
+          vanished: [EventReason.BucketMissing, `provider bucket ${bucket.status?.id ?? ''} no longer exists; creating a new one`],
+          foreign: [EventReason.ForeignIdempotencyKey, 'the idempotency key belongs to another object\'s bucket; minted a new one'],
+          spent: [EventReason.BucketMissing, 'the provider refused the idempotency key (its bucket was deleted); minted a new one'],
+        } as const;
+        const [reason, note] = notes[step.reason];
+        this.d.events.event(bucket, 'Warning', reason, 'Observe', note);
+        log.info({ msg: 'idempotency key replaced', why: step.reason });
+        // Without createNow the annotation's watch event brings the create, through the queue.
+        return step.createNow ? this.create(rotated, mustConnect(conn), key, ctx) : done();
       }
 
       case 'create':
-        return this.create(bucket, conn, step.idempotencyKey, ctx);
+        return this.create(bucket, mustConnect(conn), step.idempotencyKey, ctx);
 
       case 'update': {
-        const external = obs?.exists ? obs.bucket : undefined;
-        const grows = step.patch.sizeGB !== undefined && external !== undefined && step.patch.sizeGB > external.sizeGB;
-        const updated = await conn.client.updateBucket(step.id, step.patch, ctx.signal);
-        // A new generation means the user asked for the change; otherwise the provider drifted.
+        const c = mustConnect(conn);
+        const updated = await c.client.updateBucket(step.id, step.patch, ctx.signal);
         // Restoring only our own tags (an adopted bucket, one tagged before managed-by existed)
         // is bookkeeping no user acts on, so it records no Event.
-        const requested = bucket.metadata.generation !== bucket.status?.observedGeneration;
-        const reason = requested ? EventReason.ResizingBucket : EventReason.CorrectedDrift;
         if (step.patch.sizeGB !== undefined || step.patch.encrypted !== undefined) {
           const { tags: _tags, ...visible } = step.patch;
+          const reason = step.requested ? EventReason.ResizingBucket : EventReason.CorrectedDrift;
           this.d.events.event(bucket, 'Normal', reason, 'Update', `updating provider bucket ${step.id}: ${JSON.stringify(visible)}`);
         }
         log.info({ msg: 'updating provider bucket', patch: step.patch });
-        if (!requested) for (const field of Object.keys(step.patch)) this.d.driftMetrics?.driftCorrected(field);
-        this.recordAdoption(bucket, step.id);
+        if (!step.requested) for (const field of Object.keys(step.patch)) this.d.driftMetrics?.driftCorrected(field);
+        if (step.adopting) this.d.events.event(bucket, 'Normal', EventReason.AdoptedBucket, 'Adopt', `adopted provider bucket ${step.id}`);
         await this.writeStatus(bucket, {
           observation: { exists: true, bucket: updated },
-          providerEndpoint: conn.endpoint,
-          phase: updated.phase === 'Active' ? 'Active' : updated.phase,
-          ready: { status: 'False', reason: grows ? Reason.Resizing : Reason.Updating, message: 'the provider is applying a change' },
+          providerEndpoint: c.endpoint,
+          phase: updated.phase,
+          ready: { status: 'False', reason: step.grows ? Reason.Resizing : Reason.Updating, message: 'the provider is applying a change' },
           synced: SYNCED,
         });
         return this.poll();
@@ -227,108 +230,84 @@ export class BucketReconciler implements Reconciler {
       case 'delete': {
         // No status write and no Event: the object is about to go, and a failed delete is
         // reported by failed() from this same snapshot, so nothing flips back and forth.
-        const existed = await conn.client.deleteBucket(step.id, ctx.signal);
+        const c = mustConnect(conn);
+        const existed = await c.client.deleteBucket(step.id, ctx.signal);
         log.info({ msg: existed ? 'deleted provider bucket' : 'provider bucket already gone' });
-        if (!existed && step.ifGone === 'lookUpKey') {
-          // Gone by id, but the current key may have made another bucket: plan from the key.
-          const byKey = await this.observeKey(conn, bucket, ctx.signal);
-          return this.execute(bucket, conn, byKey, plan(bucket, byKey, conn.endpoint), ctx);
-        }
-        // Cleanup succeeded, so the finalizer may go.
+        // Gone by id, but the current key may have made another bucket: decide from the key.
+        if (!existed && step.ifGone === 'lookUpKey') return { replan: await this.observeKey(c, bucket, true, ctx.signal), bucket };
         await this.d.writer.removeFinalizer(STORAGE_BUCKET, bucket, BUCKET_FINALIZER);
         return done();
       }
 
       case 'removeFinalizer': {
+        // No Event for an ordinary release: it would be written about an object about to vanish.
+        if (step.why === 'notOurs') log.warn({ msg: 'released finalizer without deleting the provider bucket: another StorageBucket owns it' });
         await this.d.writer.removeFinalizer(STORAGE_BUCKET, bucket, BUCKET_FINALIZER);
-        log.info({ msg: 'released finalizer', orphaned: step.orphaned });
+        log.info({ msg: 'released finalizer', why: step.why });
         return done();
       }
 
       case 'upToDate': {
         const status = bucket.status ?? {};
         // Rewrites nothing when Synced was already True; the owned objects come from the status.
-        const current = await this.writeStatus(bucket, {
-          phase: 'Active',
-          ready: { status: 'True', reason: Reason.Available, message: '' },
-          synced: SYNCED,
-        });
-        await this.ensureOwned(current, conn, { id: status.id ?? '', endpoint: status.endpoint ?? '', region: status.region ?? bucket.spec.region });
+        const current = await this.writeStatus(bucket, { phase: 'Active', ready: AVAILABLE, synced: SYNCED });
+        await this.ensureOwned(current, mustConnect(conn), { id: status.id ?? '', endpoint: status.endpoint ?? '', region: status.region ?? bucket.spec.region });
         return done();
       }
 
-      case 'none': {
-        if (bucket.metadata.deletionTimestamp || !obs?.exists) return done();
-        const external = obs.bucket;
-        if (step.waiting) {
-          const current = await this.writeStatus(bucket, {
-            observation: obs,
-            providerEndpoint: conn.endpoint,
-            phase: step.waiting,
-            ready: { status: 'False', reason: step.waiting === 'Provisioning' ? Reason.Provisioning : Reason.Resizing, message: `the provider reports ${step.waiting}` },
-            synced: SYNCED,
-          });
-          await this.ensureOwned(current, conn, external);
-          return this.poll();
-        }
-        const wasReady = findCondition(bucket.status?.conditions as Condition[] | undefined, ConditionType.Ready)?.status === 'True';
-        this.recordAdoption(bucket, external.id);
-        // Status first: a failing owned-object write must not hide that the bucket is ready.
+      case 'wait': {
+        const c = mustConnect(conn);
+        const reason = step.phase === 'Provisioning' ? Reason.Provisioning : Reason.Resizing;
         const current = await this.writeStatus(bucket, {
-          observation: obs,
-          providerEndpoint: conn.endpoint,
-          phase: 'Active',
-          ready: { status: 'True', reason: Reason.Available, message: '' },
-          synced: SYNCED,
+          observation: obs, providerEndpoint: c.endpoint, phase: step.phase, ready: { status: 'False', reason, message: `the provider reports ${step.phase}` }, synced: SYNCED,
         });
-        await this.ensureOwned(current, conn, external);
-        if (!wasReady) {
-          this.d.events.event(bucket, 'Normal', EventReason.BucketReady, 'Observe', `provider bucket ${external.id} is ready`);
+        if (external) await this.ensureOwned(current, c, external);
+        return this.poll();
+      }
+
+      case 'ready': {
+        const c = mustConnect(conn);
+        if (step.adopting && external) this.d.events.event(bucket, 'Normal', EventReason.AdoptedBucket, 'Adopt', `adopted provider bucket ${external.id}`);
+        // Status first: a failing owned-object write must not hide that the bucket is ready.
+        const current = await this.writeStatus(bucket, { observation: obs, providerEndpoint: c.endpoint, phase: 'Active', ready: AVAILABLE, synced: SYNCED });
+        if (external) await this.ensureOwned(current, c, external);
+        if (step.announce) {
+          this.d.events.event(bucket, 'Normal', EventReason.BucketReady, 'Observe', `provider bucket ${external?.id ?? ''} is ready`);
           log.info({ msg: 'bucket ready' });
         }
         // No drift requeue: the drift scanner lists the provider and names what differs.
         return done();
       }
 
-      case 'mirror': {
-        if (!obs?.exists) {
-          const id = bucket.status?.id ?? bucket.metadata.annotations?.[ADOPT_ANNOTATION] ?? '';
-          await this.writeStatus(bucket, {
-            phase: 'Pending',
-            ready: { status: 'False', reason: Reason.ObservedBucketNotFound, message: `provider bucket ${id} does not exist; checking again every drift interval` },
-            synced: SYNCED,
-          });
-          return requeueAfter(this.jitter(this.driftMs));
-        }
-        const external = obs.bucket;
-        const active = external.phase === 'Active';
-        const wasReady = findCondition(bucket.status?.conditions as Condition[] | undefined, ConditionType.Ready)?.status === 'True';
-        const current = await this.writeStatus(bucket, {
-          observation: obs,
-          providerEndpoint: conn.endpoint,
-          phase: active ? 'Active' : external.phase === 'Resizing' ? 'Resizing' : 'Provisioning',
-          ready: active
-            ? { status: 'True', reason: Reason.Available, message: 'observed (managementPolicy Observe)' }
-            : { status: 'False', reason: external.phase === 'Resizing' ? Reason.Resizing : Reason.Provisioning, message: `the provider reports ${external.phase}` },
-          synced: SYNCED,
-        });
-        await this.ensureOwned(current, conn, external);
-        if (active && !wasReady) this.d.events.event(bucket, 'Normal', EventReason.BucketReady, 'Observe', `observing provider bucket ${external.id} (managementPolicy Observe)`);
-        return requeueAfter(this.jitter(active ? this.driftMs : this.pollMs));
-      }
-
-      case 'blocked': {
-        await this.writeStatus(bucket, {
-          phase: 'Failed',
-          ready: { status: 'False', reason: step.reason, message: step.message },
-          synced: { status: 'False', reason: step.reason, message: step.message },
-        });
-        throw new TerminalError(step.message);
-      }
+      case 'mirror':
+        return this.mirror(bucket, mustConnect(conn), external, step);
 
       default:
         return assertNever(step);
     }
+  }
+
+  /** Observe policy: status mirrors the provider bucket, read again every drift interval. */
+  private async mirror(bucket: StorageBucket, conn: Connection, external: ProviderBucket | undefined, step: Step & { type: 'mirror' }): Promise<Action> {
+    if (!external) {
+      const id = bucket.status?.id ?? bucket.metadata.annotations?.[ADOPT_ANNOTATION] ?? '';
+      const message = `provider bucket ${id} does not exist; checking again every drift interval`;
+      await this.writeStatus(bucket, { phase: 'Pending', ready: { status: 'False', reason: Reason.ObservedBucketNotFound, message }, synced: SYNCED });
+      return requeueAfter(this.jitter(this.driftMs));
+    }
+    const active = external.phase === 'Active';
+    const current = await this.writeStatus(bucket, {
+      observation: { exists: true, bucket: external },
+      providerEndpoint: conn.endpoint,
+      phase: external.phase,
+      ready: active
+        ? { status: 'True', reason: Reason.Available, message: 'observed (managementPolicy Observe)' }
+        : { status: 'False', reason: external.phase === 'Resizing' ? Reason.Resizing : Reason.Provisioning, message: `the provider reports ${external.phase}` },
+      synced: SYNCED,
+    });
+    await this.ensureOwned(current, conn, external);
+    if (step.announce) this.d.events.event(bucket, 'Normal', EventReason.BucketReady, 'Observe', `observing provider bucket ${external.id} (managementPolicy Observe)`);
+    return requeueAfter(this.jitter(active ? this.driftMs : this.pollMs));
   }
 
   /**
@@ -339,27 +318,14 @@ export class BucketReconciler implements Reconciler {
     return requeueAfter(this.jitter(this.pollMs), { priority: Priority.Normal });
   }
 
-  private async create(bucket: StorageBucket, conn: Connection, key: string, ctx: ReconcileContext): Promise<Action> {
+  /** Creates with `key`; a refusal of the key (410) is an answer to decide again on. */
+  private async create(bucket: StorageBucket, conn: Connection, key: string, ctx: ReconcileContext): Promise<Action | Replan> {
     let created: ProviderBucket;
     try {
-      created = await conn.client.createBucket(
-        {
-          region: bucket.spec.region,
-          sizeGB: bucket.spec.sizeGB,
-          encrypted: bucket.spec.encrypted ?? false,
-          tags: operatorTags(bucket),
-        },
-        key,
-        ctx.signal,
-      );
+      const spec = bucket.spec;
+      created = await conn.client.createBucket({ region: spec.region, sizeGB: spec.sizeGB, encrypted: spec.encrypted ?? false, tags: operatorTags(bucket) }, key, ctx.signal);
     } catch (err) {
-      if (isProviderError(err) && err.status === 410) {
-        // The bucket made with this key was deleted behind our back; the key is spent.
-        await this.d.writer.patchMetadata(STORAGE_BUCKET, bucket, { annotations: { [IDEMPOTENCY_KEY_ANNOTATION]: this.newKey() } });
-        // The annotation change is an event the For predicate passes, so the create with the
-        // new key follows from the watch; no fixed immediate requeue that skips the backoff.
-        return done();
-      }
+      if (classifyFailure(err, bucket, 'create').type === 'keySpent') return { replan: { exists: false, keySpent: true }, bucket };
       throw err;
     }
     this.d.events.event(bucket, 'Normal', EventReason.CreatedBucket, 'Create', `created provider bucket ${created.id}`);
@@ -406,94 +372,31 @@ export class BucketReconciler implements Reconciler {
       // Deleted since the create failed: the next attempt creates it.
       if (!live) throw new Error(`${kind.kind} ${key.namespace}/${key.name} vanished while being created`);
     }
-    if (this.mayWrite(bucket, kind.kind, live) && needsApply(live)) await this.d.writer.apply(kind, desired);
-  }
-
-  /** The first status write of an adopted bucket (update or ready) records the adoption. */
-  private recordAdoption(bucket: StorageBucket, id: string): void {
-    if (bucket.status?.id || !bucket.metadata.annotations?.[ADOPT_ANNOTATION]) return;
-    this.d.events.event(bucket, 'Normal', EventReason.AdoptedBucket, 'Adopt', `adopted provider bucket ${id}`);
-  }
-
-  /** An existing object that some other owner controls is never taken over (it may be an app's own). */
-  private mayWrite(bucket: StorageBucket, kind: string, live: KubeObject): boolean {
-    if (isControlledBy(live, bucket)) return true;
-    this.d.events.event(bucket, 'Warning', EventReason.OwnedObjectConflict, 'Apply', `${kind} ${live.metadata?.name ?? ''} exists and is not controlled by this StorageBucket; left untouched`);
-    return false;
-  }
-
-  private async notConnected(bucket: StorageBucket, err: ConnectError, ctx: ReconcileContext): Promise<Action> {
-    const status = bucket.status ?? {};
-    if (bucket.metadata.deletionTimestamp && !status.id && !bucket.metadata.annotations?.[IDEMPOTENCY_KEY_ANNOTATION]) {
-      // Nothing was ever created at a provider, so there is nothing to clean up.
-      await this.d.writer.removeFinalizer(STORAGE_BUCKET, bucket, BUCKET_FINALIZER);
-      return done();
+    if (!isControlledBy(live, bucket)) {
+      // Someone else's object of that name (perhaps an app's own) is never taken over.
+      this.d.events.event(bucket, 'Warning', EventReason.OwnedObjectConflict, 'Apply', `${kind.kind} ${live.metadata?.name ?? ''} exists and is not controlled by this StorageBucket; left untouched`);
+      return;
     }
-    const wrote = await this.writeStatus(bucket, {
-      phase: status.phase ?? 'Pending',
-      ready: { status: 'False', reason: err.reason, message: err.message },
-      synced: { status: 'False', reason: err.reason, message: err.message },
-    });
-    if (wrote !== bucket) this.d.events.event(bucket, 'Warning', err.reason, 'Connect', err.message);
-    ctx.logger.debug({ msg: 'waiting for provider configuration', reason: err.reason });
-    // The config and Secret watches bring the bucket back when they appear.
-    return done();
+    if (needsApply(live)) await this.d.writer.apply(kind, desired);
   }
 
-  /** Turns a failure into status and the runner's retry decision. */
-  private async failed(bucket: StorageBucket, err: unknown, ctx: ReconcileContext): Promise<Action> {
-    if (err instanceof TerminalError) throw err;
-    // A conflict (stale cache, concurrent writer) goes back through the runner's backoff:
-    // no condition, and never a fixed fast requeue that a stuck cache would turn into a loop.
-    if (isConflict(err) || !isProviderError(err)) throw err;
-    const message = err.message;
-    const phase: BucketPhase = bucket.status?.phase ?? 'Pending';
-    const unchangedGeneration = bucket.status?.observedGeneration;
-    if (err.isAuthError) {
-      await this.writeStatus(bucket, {
-        phase,
-        ready: { status: 'False', reason: Reason.CredentialsRejected, message },
-        synced: { status: 'False', reason: Reason.CredentialsRejected, message },
-        observedGeneration: unchangedGeneration,
-      }).catch(() => undefined);
-      this.d.events.event(bucket, 'Warning', EventReason.CredentialsRejected, 'Connect', message);
-      // A Secret rotation re-enqueues the bucket at once; the slow retry covers a provider
-      // that was merely slow to accept a new key.
-      ctx.logger.debug({ msg: 'credentials rejected; retrying later' });
-      return requeueAfter(this.jitter(CREDENTIALS_RETRY_MS));
+  /** Reports a failure as failure.ts classifies it, then hands the runner its decision. */
+  private async failed(bucket: StorageBucket, err: unknown, step: Step | undefined, ctx: ReconcileContext): Promise<Action> {
+    const policy = classifyFailure(err, bucket, step?.type);
+    if (policy.type === 'rethrow' || policy.type === 'keySpent') throw err;
+    try {
+      await this.writeStatus(bucket, policy.status);
+    } catch (writeErr) {
+      // A stale snapshot must not overwrite a fresher status: the next pass reads again.
+      if (isConflict(writeErr)) throw writeErr;
+      // Anything else (missing RBAC, an API outage) is surfaced, but must not hide `err`.
+      this.d.writeFailures?.report({ resource: 'storagebuckets/status', verb: 'patch' }, writeErr);
     }
-    // 404 (gone between observe and act) and 409 (not ready yet) clear up on the next pass.
-    const transient = err.retryable || err.status === 404 || err.status === 409;
-    if (!transient) {
-      await this.writeStatus(bucket, {
-        phase: 'Failed',
-        ready: { status: 'False', reason: Reason.InvalidSpec, message },
-        synced: { status: 'False', reason: Reason.InvalidSpec, message },
-      }).catch(() => undefined);
-      this.d.events.event(bucket, 'Warning', EventReason.InvalidSpec, 'Provider', message);
-      throw new TerminalError('provider rejected the bucket', { cause: err });
-    }
-    const throttled = err.status === 429;
-    await this.writeStatus(bucket, {
-      phase,
-      ready: this.currentReady(bucket, { status: 'False', reason: throttled ? Reason.Throttled : Reason.ProviderUnavailable, message }),
-      synced: { status: 'False', reason: throttled ? Reason.Throttled : Reason.ProviderUnavailable, message },
-      observedGeneration: unchangedGeneration,
-    }).catch(() => undefined);
-    // Honour a real Retry-After; a missing or sub-second one falls back to the runner's backoff.
-    if (err.retryAfterMs !== undefined && err.retryAfterMs >= 1000) return requeueAfter(this.jitter(err.retryAfterMs), { priority: ctx.priority });
+    if (policy.event) this.d.events.event(bucket, 'Warning', policy.event.reason, policy.event.action, policy.event.note);
+    if (policy.type === 'terminal') throw new TerminalError(policy.message, { cause: err });
+    ctx.logger.debug({ msg: 'reconcile failed; retrying', reason: policy.status.synced.reason });
+    if (policy.requeueAfterMs !== undefined) return requeueAfter(this.jitter(policy.requeueAfterMs), { priority: ctx.priority });
     throw new Error(`cannot reconcile bucket ${bucket.metadata.namespace}/${bucket.metadata.name}`, { cause: err });
-  }
-
-  /**
-   * The Ready condition as it stands, so a transient failure does not flip it. A bucket that
-   * has none yet gets `initial` (False with a reason and message): kstatus and Flux read Ready
-   * from the first reconcile, and `kubectl get` should never show an empty READY.
-   */
-  private currentReady(bucket: StorageBucket, initial: ConditionFacts): ConditionFacts {
-    const c = findCondition(bucket.status?.conditions as Condition[] | undefined, ConditionType.Ready);
-    if (!c) return initial;
-    return { status: c.status, reason: c.reason as Reason, message: c.message, observedGeneration: c.observedGeneration };
   }
 
   /** Writes status when it changed; returns the object as it now stands. */
@@ -504,3 +407,8 @@ export class BucketReconciler implements Reconciler {
   }
 }
 
+/** The connection every provider step was decided after; its absence is a bug, not a state. */
+function mustConnect(conn: Connection | undefined): Connection {
+  if (!conn) throw new Error('a provider step was decided before connecting');
+  return conn;
+}

@@ -15,6 +15,7 @@ import { NamedInformers } from '../runtime/named-informers';
 import type { InformerOptions } from '../runtime/types';
 import { generationChangedOrAnnotations, type Predicate } from '../runtime/predicates';
 import { ConfigReconciler } from './config-reconciler';
+import { connect } from './connect';
 import { driftScan } from './drift-scanner';
 import { registerBucketLifecycleMetrics } from './lifecycle-metrics';
 import {
@@ -31,12 +32,14 @@ import { PROVIDER_CONFIG, SECRET, SERVICE, STORAGE_BUCKET } from './kinds';
 import { MANAGED_BY_SELECTOR, condenseSecretData, type OwnedSecret } from './owned';
 import { BucketReconciler } from './reconciler';
 import { SecretProtectionReconciler, secretForConfig } from './secret-protection';
-import type { EventSink, ObjectWriter } from './writer';
+import type { EventSink, ObjectWriter, WriteFailures } from './writer';
 
 /** Options of {@link setupBucketControllers}. */
 export interface BucketControllersOptions {
   readonly writer: ObjectWriter;
   readonly events: EventSink;
+  /** Told about writes that fail while another failure is being reported. @default ignored */
+  readonly writeFailures?: WriteFailures;
   readonly clients: ProviderClients;
   /** @default 8 */
   readonly maxConcurrentReconciles?: number;
@@ -119,10 +122,11 @@ export function setupBucketControllers(mgr: Manager, opts: BucketControllersOpti
     .complete(
       new BucketReconciler({
         driftMetrics: lifecycleMetrics,
-        buckets, configs, secrets, ownedSecrets, services,
+        buckets, ownedSecrets, services,
+        connect: (bucket, signal) => connect({ configs, secrets, clients: opts.clients }, bucket, signal),
         writer: opts.writer,
         events: opts.events,
-        clients: opts.clients,
+        writeFailures: opts.writeFailures,
         pollIntervalMs: opts.pollIntervalMs,
         driftIntervalMs: opts.driftIntervalMs,
         driftReports: drift.reports,

@@ -5,7 +5,7 @@
  */
 import type { BucketPhase, StorageBucket, StorageBucketStatus } from '../api/v1';
 import { RECONCILE_REQUESTED_ANNOTATION } from '../api/v1';
-import { conditionsEqual, setCondition, type Condition, type ConditionStatus } from '../runtime/conditions';
+import { conditionsEqual, findCondition, setCondition, type Condition, type ConditionStatus } from '../runtime/conditions';
 import { ConditionType, Reason, TERMINAL_REASONS } from './reasons';
 import type { Observation } from './plan';
 
@@ -89,6 +89,17 @@ function kstatusConditions(conditions: Condition[], facts: StatusFacts, generati
     out = setCondition([...out, ...keep(ConditionType.Reconciling)], { type: ConditionType.Reconciling, status: 'True', reason: facts.ready.reason, message: facts.ready.message, observedGeneration: generation }, now);
   }
   return out;
+}
+
+/**
+ * The Ready condition as it stands, so a transient failure or a pause does not flip it. A
+ * bucket that has none yet gets `initial` (False with a reason and message): kstatus and Flux
+ * read Ready from the first reconcile, and `kubectl get` should never show an empty READY.
+ */
+export function keepReady(bucket: StorageBucket, initial: ConditionFacts): ConditionFacts {
+  const c = findCondition(bucket.status?.conditions as Condition[] | undefined, ConditionType.Ready);
+  if (!c) return initial;
+  return { status: c.status, reason: c.reason as Reason, message: c.message, observedGeneration: c.observedGeneration };
 }
 
 /** True when two statuses carry the same information (condition order and time format aside). */

@@ -40,3 +40,11 @@ export interface ObjectWriter {
 export interface EventSink {
   event(regarding: KubeObject, type: 'Normal' | 'Warning', reason: string, action: string, note: string): void;
 }
+
+/**
+ * Told about writes that failed where the failure cannot be returned (a status written while
+ * another failure is being reported), so missing RBAC shows up as a warning and a metric.
+ */
+export interface WriteFailures {
+  report(what: { readonly resource: string; readonly verb: string }, err: unknown): void;
+}

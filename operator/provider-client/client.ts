@@ -25,7 +25,7 @@ export interface ProviderClientsOptions {
 }
 
 /** Provider operations, named as in the metric label `operation`. */
-export type ProviderOperation = 'get' | 'list' | 'create' | 'update' | 'delete';
+export type ProviderOperation = 'get' | 'list' | 'create' | 'update' | 'delete' | 'revoke';
 
 /** Largest page the provider serves; fewer, bigger pages cost fewer rate-limited calls. */
 export const LIST_PAGE_LIMIT = 1000;
@@ -45,6 +45,11 @@ export interface ProviderClient {
    * one rate-limiter token) per page of up to {@link LIST_PAGE_LIMIT}.
    */
   listBuckets(filter: ListBucketsFilter, signal?: AbortSignal): Promise<ProviderBucket[]>;
+  /**
+   * Revokes `key`: no create with it can commit from now on, not even one already in flight.
+   * Resolves the live bucket the key made, if any; that bucket is not deleted.
+   */
+  revokeIdempotencyKey(key: string, signal?: AbortSignal): Promise<ProviderBucket | undefined>;
   createBucket(req: CreateBucketRequest, idempotencyKey: string, signal?: AbortSignal): Promise<ProviderBucket>;
   updateBucket(id: string, req: UpdateBucketRequest, signal?: AbortSignal): Promise<ProviderBucket>;
   /** Deletes; resolves `false` when the bucket was already gone. */
@@ -100,6 +105,10 @@ export class ProviderClients {
           token = page.continue;
         } while (token !== undefined);
         return items;
+      },
+      revokeIdempotencyKey: async (key, signal) => {
+        const res = await call<{ bucket: ProviderBucket | null }>('revoke', 'POST', `idempotency-keys/${encodeURIComponent(key)}/revoke`, undefined, undefined, signal);
+        return res.bucket ?? undefined;
       },
       createBucket: (req, key, signal) => call<ProviderBucket>('create', 'POST', 'buckets', req, { 'Idempotency-Key': key }, signal),
       updateBucket: (id, req, signal) => call<ProviderBucket>('update', 'PATCH', `buckets/${encodeURIComponent(id)}`, req, undefined, signal),

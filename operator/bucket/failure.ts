@@ -1,0 +1,94 @@
+/**
+ * What a failed reconcile means, decided in one pure function (kube-rs keeps the same in a
+ * controller's `error_policy`): the status to report, the Event to record, and whether the
+ * runner retries with backoff, after a given delay, or not at all until the object changes.
+ */
+import type { StorageBucket } from '../api/v1';
+import { isProviderError } from '../provider-client';
+import { isConflict, isTerminalError } from '../runtime';
+import { EventReason, Reason } from './reasons';
+import { keepReady, type StatusFacts } from './status';
+
+/** An Event to record about the failure. */
+export interface FailureEvent {
+  readonly reason: EventReason;
+  readonly action: string;
+  readonly note: string;
+}
+
+/** The runner's next move after a failure, with what to report first. */
+export type FailurePolicy =
+  /**
+   * Report nothing and hand the error to the runner as it is: a conflict (stale cache,
+   * concurrent writer) or an unexpected error backs off; a terminal error stops.
+   */
+  | { readonly type: 'rethrow' }
+  /** A create was refused because its idempotency key's bucket was deleted: plan a new key. */
+  | { readonly type: 'keySpent' }
+  /**
+   * Report, then retry: after `requeueAfterMs` when the provider named a delay (or the wait
+   * is deliberately long), else through the runner's exponential backoff.
+   */
+  | { readonly type: 'retry'; readonly status: StatusFacts; readonly event?: FailureEvent; readonly requeueAfterMs?: number }
+  /** Report, then stop until a user changes the object. */
+  | { readonly type: 'terminal'; readonly status: StatusFacts; readonly event: FailureEvent; readonly message: string };
+
+/** Retry interval while the provider rejects the credentials. */
+export const CREDENTIALS_RETRY_MS = 5 * 60_000;
+
+/** The shortest provider Retry-After honoured as such; shorter ones use the runner's backoff. */
+const MIN_RETRY_AFTER_MS = 1000;
+
+/**
+ * Classifies `err`, thrown while reconciling `bucket` (`during`: the step being executed, if
+ * any). Transient failures keep the Ready condition and observed generation as they were, so
+ * a blip neither flips a Ready bucket nor tells `kubectl wait` that a new spec is done.
+ */
+export function classifyFailure(err: unknown, bucket: StorageBucket, during?: string): FailurePolicy {
+  if (isTerminalError(err) || isConflict(err) || !isProviderError(err)) return { type: 'rethrow' };
+  if (during === 'create' && err.status === 410) return { type: 'keySpent' };
+  const message = err.message;
+  const phase = bucket.status?.phase ?? 'Pending';
+  const unchangedGeneration = bucket.status?.observedGeneration;
+  if (err.isAuthError) {
+    // A Secret rotation re-enqueues the bucket at once; the slow retry covers a provider that
+    // was merely slow to accept a new key.
+    return {
+      type: 'retry',
+      status: {
+        phase,
+        ready: { status: 'False', reason: Reason.CredentialsRejected, message },
+        synced: { status: 'False', reason: Reason.CredentialsRejected, message },
+        observedGeneration: unchangedGeneration,
+      },
+      event: { reason: EventReason.CredentialsRejected, action: 'Connect', note: message },
+      requeueAfterMs: CREDENTIALS_RETRY_MS,
+    };
+  }
+  // 404 (gone between observe and act) and 409 (not ready yet) clear up on the next pass.
+  const transient = err.retryable || err.status === 404 || err.status === 409;
+  if (!transient) {
+    return {
+      type: 'terminal',
+      status: {
+        phase: 'Failed',
+        ready: { status: 'False', reason: Reason.InvalidSpec, message },
+        synced: { status: 'False', reason: Reason.InvalidSpec, message },
+      },
+      event: { reason: EventReason.InvalidSpec, action: 'Provider', note: message },
+      message: `provider rejected the bucket: ${message}`,
+    };
+  }
+  const reason = err.status === 429 ? Reason.Throttled : Reason.ProviderUnavailable;
+  const honoured = err.retryAfterMs !== undefined && err.retryAfterMs >= MIN_RETRY_AFTER_MS;
+  return {
+    type: 'retry',
+    status: {
+      phase,
+      ready: keepReady(bucket, { status: 'False', reason, message }),
+      synced: { status: 'False', reason, message },
+      observedGeneration: unchangedGeneration,
+    },
+    ...(honoured ? { requeueAfterMs: err.retryAfterMs } : {}),
+  };
+}
