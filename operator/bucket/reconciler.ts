@@ -12,17 +12,18 @@ import type { StorageBucket } from '../api/v1';
 import { ADOPT_ANNOTATION, BUCKET_FINALIZER, IDEMPOTENCY_KEY_ANNOTATION } from '../api/v1';
 import type { ProviderBucket } from '../provider-client';
 import {
-  done, isAlreadyExists, isConflict, keyOf, Priority, requeueAfter, TerminalError,
-  type Action, type Cache, type KubeObject, type ObjectKey, type ReconcileContext, type Reconciler, type Request, type ResourceKind,
+  done, isConflict, Priority, requeueAfter, TerminalError, type Action, type Cache, type ObjectKey, type ReconcileContext, type Reconciler, type Request,
 } from '../runtime';
 import { ConnectError, type Connection } from './connect';
 import { classifyFailure } from './failure';
-import { SECRET, SERVICE, STORAGE_BUCKET } from './kinds';
+import { STORAGE_BUCKET } from './kinds';
 import type { DriftMetrics } from './lifecycle-metrics';
-import { desiredSecret, desiredService, isControlledBy, secretNeedsApply, serviceNeedsApply, type OwnedSecret } from './owned';
+import type { OwnedSecret } from './owned';
+import { OwnedObjects } from './owned-sync';
 import { assertNever, decide, keyObservation, type DecisionFacts, type Observation, type Step } from './plan';
-import { EventReason, Reason } from './reasons';
-import { keepReady, nextStatus, statusEqual, type ConditionFacts, type StatusFacts } from './status';
+import { EventReason } from './reasons';
+import { nextStatus, statusEqual, type StatusFacts } from './status';
+import { stepStatus, type StepFacts } from './step-status';
 import { operatorTags } from './tags';
 import type { EventSink, ObjectWriter, WriteFailures } from './writer';
 
@@ -58,8 +59,12 @@ export interface BucketReconcilerDeps {
   readonly jitter?: (ms: number) => number;
 }
 
-const SYNCED: ConditionFacts = { status: 'True', reason: Reason.ReconcileSuccess };
-const AVAILABLE: ConditionFacts = { status: 'True', reason: Reason.Available, message: '' };
+/** The Warning each key rotation records: why the old key could not be used. */
+const ROTATION_NOTES = {
+  vanished: [EventReason.BucketMissing, 'provider bucket {id} no longer exists; creating a new one'],
+  foreign: [EventReason.ForeignIdempotencyKey, 'the idempotency key belongs to another object\'s bucket; minted a new one'],
+  spent: [EventReason.BucketMissing, 'the provider refused the idempotency key (its bucket was deleted); minted a new one'],
+} as const;
 
 /** Decisions per reconcile; each replan follows a call whose answer is new, so a few suffice. */
 const MAX_DECISIONS = 6;
@@ -78,7 +83,10 @@ export class BucketReconciler implements Reconciler {
   private readonly newKey: () => string;
   private readonly jitter: (ms: number) => number;
 
+  private readonly owned: OwnedObjects;
+
   constructor(private readonly d: BucketReconcilerDeps) {
+    this.owned = new OwnedObjects(d);
     this.pollMs = d.pollIntervalMs ?? 3000;
     this.driftMs = d.driftIntervalMs ?? 60_000;
     this.now = d.now ?? (() => new Date());
@@ -147,31 +155,24 @@ export class BucketReconciler implements Reconciler {
   private async execute(bucket: StorageBucket, conn: Connection | undefined, obs: Observation | undefined, step: Step, ctx: ReconcileContext): Promise<Action | Replan> {
     const external = obs?.exists ? obs.bucket : undefined;
     const log = ctx.logger.child({ bucketID: external?.id ?? bucket.status?.id });
+    const report = (facts: StepFacts = {}) => this.writeStatus(bucket, stepStatus(bucket, step, { providerEndpoint: conn?.endpoint, ...facts }));
     switch (step.type) {
       case 'nothing':
         return done();
 
-      case 'paused': {
-        const paused: ConditionFacts = { status: 'False', reason: Reason.ReconcilePaused, message: step.message };
-        await this.writeStatus(bucket, { phase: bucket.status?.phase ?? 'Pending', ready: keepReady(bucket, paused), synced: paused, observedGeneration: bucket.status?.observedGeneration });
+      case 'paused':
+        await report();
         return done();
-      }
 
-      case 'blocked': {
-        const blocked: ConditionFacts = { status: 'False', reason: step.reason, message: step.message };
-        const wrote = await this.writeStatus(bucket, { phase: 'Failed', ready: blocked, synced: blocked });
-        if (wrote !== bucket) this.d.events.event(bucket, 'Warning', step.reason, 'Reconcile', step.message);
+      case 'blocked':
+        if ((await report()) !== bucket) this.d.events.event(bucket, 'Warning', step.reason, 'Reconcile', step.message);
         throw new TerminalError(step.message);
-      }
 
-      case 'waitForConfig': {
-        const waiting: ConditionFacts = { status: 'False', reason: step.reason, message: step.message };
-        const wrote = await this.writeStatus(bucket, { phase: bucket.status?.phase ?? 'Pending', ready: waiting, synced: waiting });
-        if (wrote !== bucket) this.d.events.event(bucket, 'Warning', step.reason, 'Connect', step.message);
+      case 'waitForConfig':
+        // Warned once, when the condition appears; the config and Secret watches bring the bucket back.
+        if ((await report()) !== bucket) this.d.events.event(bucket, 'Warning', step.reason, 'Connect', step.message);
         log.debug({ msg: 'waiting for provider configuration', reason: step.reason });
-        // The config and Secret watches bring the bucket back when they appear.
         return done();
-      }
 
       case 'prepare': {
         // ONE metadata write carrying the resourceVersion it was read at: a stale cache fails
@@ -182,48 +183,36 @@ export class BucketReconciler implements Reconciler {
           ...(key ? { annotations: { [IDEMPOTENCY_KEY_ANNOTATION]: key } } : {}),
         });
         log.debug('added finalizer and idempotency key');
-        return step.createNow && key ? this.create(prepared, mustConnect(conn), key, ctx) : done();
+        return step.createNow && key ? this.create(prepared, mustConnect(conn), key, step, ctx) : done();
       }
 
       case 'rotateKey': {
         const key = this.newKey();
         // Persisted (with a resourceVersion precondition) BEFORE the create that uses it.
         const rotated = await this.d.writer.patchMetadata(STORAGE_BUCKET, bucket, { annotations: { [IDEMPOTENCY_KEY_ANNOTATION]: key } });
-        const notes = {
-          vanished: [EventReason.BucketMissing, `provider bucket ${bucket.status?.id ?? ''} no longer exists; creating a new one`],
-          foreign: [EventReason.ForeignIdempotencyKey, 'the idempotency key belongs to another object\'s bucket; minted a new one'],
-          spent: [EventReason.BucketMissing, 'the provider refused the idempotency key (its bucket was deleted); minted a new one'],
-        } as const;
-        const [reason, note] = notes[step.reason];
-        this.d.events.event(bucket, 'Warning', reason, 'Observe', note);
+        const [reason, note] = ROTATION_NOTES[step.reason];
+        this.d.events.event(bucket, 'Warning', reason, 'Observe', note.replace('{id}', bucket.status?.id ?? ''));
         log.info({ msg: 'idempotency key replaced', why: step.reason });
         // Without createNow the annotation's watch event brings the create, through the queue.
-        return step.createNow ? this.create(rotated, mustConnect(conn), key, ctx) : done();
+        return step.createNow ? this.create(rotated, mustConnect(conn), key, step, ctx) : done();
       }
 
       case 'create':
-        return this.create(bucket, mustConnect(conn), step.idempotencyKey, ctx);
+        return this.create(bucket, mustConnect(conn), step.idempotencyKey, step, ctx);
 
       case 'update': {
-        const c = mustConnect(conn);
-        const updated = await c.client.updateBucket(step.id, step.patch, ctx.signal);
+        const updated = await mustConnect(conn).client.updateBucket(step.id, step.patch, ctx.signal);
         // Restoring only our own tags (an adopted bucket, one tagged before managed-by existed)
         // is bookkeeping no user acts on, so it records no Event.
-        if (step.patch.sizeGB !== undefined || step.patch.encrypted !== undefined) {
-          const { tags: _tags, ...visible } = step.patch;
+        const { tags: _tags, ...visible } = step.patch;
+        if (Object.keys(visible).length > 0) {
           const reason = step.requested ? EventReason.ResizingBucket : EventReason.CorrectedDrift;
           this.d.events.event(bucket, 'Normal', reason, 'Update', `updating provider bucket ${step.id}: ${JSON.stringify(visible)}`);
         }
         log.info({ msg: 'updating provider bucket', patch: step.patch });
         if (!step.requested) for (const field of Object.keys(step.patch)) this.d.driftMetrics?.driftCorrected(field);
         if (step.adopting) this.d.events.event(bucket, 'Normal', EventReason.AdoptedBucket, 'Adopt', `adopted provider bucket ${step.id}`);
-        await this.writeStatus(bucket, {
-          observation: { exists: true, bucket: updated },
-          providerEndpoint: c.endpoint,
-          phase: updated.phase,
-          ready: { status: 'False', reason: step.grows ? Reason.Resizing : Reason.Updating, message: 'the provider is applying a change' },
-          synced: SYNCED,
-        });
+        await report({ external: updated });
         return this.poll();
       }
 
@@ -239,75 +228,43 @@ export class BucketReconciler implements Reconciler {
         return done();
       }
 
-      case 'removeFinalizer': {
-        // No Event for an ordinary release: it would be written about an object about to vanish.
+      case 'removeFinalizer':
+        // No Event: it would be written about an object that is about to vanish.
         if (step.why === 'notOurs') log.warn({ msg: 'released finalizer without deleting the provider bucket: another StorageBucket owns it' });
         await this.d.writer.removeFinalizer(STORAGE_BUCKET, bucket, BUCKET_FINALIZER);
         log.info({ msg: 'released finalizer', why: step.why });
         return done();
-      }
 
       case 'upToDate': {
-        const status = bucket.status ?? {};
         // Rewrites nothing when Synced was already True; the owned objects come from the status.
-        const current = await this.writeStatus(bucket, { phase: 'Active', ready: AVAILABLE, synced: SYNCED });
-        await this.ensureOwned(current, mustConnect(conn), { id: status.id ?? '', endpoint: status.endpoint ?? '', region: status.region ?? bucket.spec.region });
+        const status = bucket.status ?? {};
+        const current = await report();
+        await this.owned.ensure(current, mustConnect(conn).endpoint, { id: status.id ?? '', endpoint: status.endpoint ?? '', region: status.region ?? bucket.spec.region });
         return done();
       }
 
-      case 'wait': {
-        const c = mustConnect(conn);
-        const reason = step.phase === 'Provisioning' ? Reason.Provisioning : Reason.Resizing;
-        const current = await this.writeStatus(bucket, {
-          observation: obs, providerEndpoint: c.endpoint, phase: step.phase, ready: { status: 'False', reason, message: `the provider reports ${step.phase}` }, synced: SYNCED,
-        });
-        if (external) await this.ensureOwned(current, c, external);
-        return this.poll();
-      }
-
-      case 'ready': {
-        const c = mustConnect(conn);
-        if (step.adopting && external) this.d.events.event(bucket, 'Normal', EventReason.AdoptedBucket, 'Adopt', `adopted provider bucket ${external.id}`);
+      case 'wait':
+      case 'ready':
+      case 'mirror': {
+        if (step.type === 'ready' && step.adopting && external) this.d.events.event(bucket, 'Normal', EventReason.AdoptedBucket, 'Adopt', `adopted provider bucket ${external.id}`);
         // Status first: a failing owned-object write must not hide that the bucket is ready.
-        const current = await this.writeStatus(bucket, { observation: obs, providerEndpoint: c.endpoint, phase: 'Active', ready: AVAILABLE, synced: SYNCED });
-        if (external) await this.ensureOwned(current, c, external);
-        if (step.announce) {
-          this.d.events.event(bucket, 'Normal', EventReason.BucketReady, 'Observe', `provider bucket ${external?.id ?? ''} is ready`);
+        const current = await report({ external });
+        if (external) await this.owned.ensure(current, mustConnect(conn).endpoint, external);
+        if (step.type !== 'wait' && step.announce) {
+          const note = step.type === 'mirror' ? `observing provider bucket ${external?.id ?? ''} (managementPolicy Observe)` : `provider bucket ${external?.id ?? ''} is ready`;
+          this.d.events.event(bucket, 'Normal', EventReason.BucketReady, 'Observe', note);
           log.info({ msg: 'bucket ready' });
         }
-        // No drift requeue: the drift scanner lists the provider and names what differs.
+        if (step.type === 'wait') return this.poll();
+        // Observed buckets are read one by one (the operator does not tag them); ours are left
+        // to the drift scanner, which lists the provider and names what differs.
+        if (step.type === 'mirror') return requeueAfter(this.jitter(external && external.phase !== 'Active' ? this.pollMs : this.driftMs));
         return done();
       }
-
-      case 'mirror':
-        return this.mirror(bucket, mustConnect(conn), external, step);
 
       default:
         return assertNever(step);
     }
-  }
-
-  /** Observe policy: status mirrors the provider bucket, read again every drift interval. */
-  private async mirror(bucket: StorageBucket, conn: Connection, external: ProviderBucket | undefined, step: Step & { type: 'mirror' }): Promise<Action> {
-    if (!external) {
-      const id = bucket.status?.id ?? bucket.metadata.annotations?.[ADOPT_ANNOTATION] ?? '';
-      const message = `provider bucket ${id} does not exist; checking again every drift interval`;
-      await this.writeStatus(bucket, { phase: 'Pending', ready: { status: 'False', reason: Reason.ObservedBucketNotFound, message }, synced: SYNCED });
-      return requeueAfter(this.jitter(this.driftMs));
-    }
-    const active = external.phase === 'Active';
-    const current = await this.writeStatus(bucket, {
-      observation: { exists: true, bucket: external },
-      providerEndpoint: conn.endpoint,
-      phase: external.phase,
-      ready: active
-        ? { status: 'True', reason: Reason.Available, message: 'observed (managementPolicy Observe)' }
-        : { status: 'False', reason: external.phase === 'Resizing' ? Reason.Resizing : Reason.Provisioning, message: `the provider reports ${external.phase}` },
-      synced: SYNCED,
-    });
-    await this.ensureOwned(current, conn, external);
-    if (step.announce) this.d.events.event(bucket, 'Normal', EventReason.BucketReady, 'Observe', `observing provider bucket ${external.id} (managementPolicy Observe)`);
-    return requeueAfter(this.jitter(active ? this.driftMs : this.pollMs));
   }
 
   /**
@@ -319,7 +276,7 @@ export class BucketReconciler implements Reconciler {
   }
 
   /** Creates with `key`; a refusal of the key (410) is an answer to decide again on. */
-  private async create(bucket: StorageBucket, conn: Connection, key: string, ctx: ReconcileContext): Promise<Action | Replan> {
+  private async create(bucket: StorageBucket, conn: Connection, key: string, step: Step, ctx: ReconcileContext): Promise<Action | Replan> {
     let created: ProviderBucket;
     try {
       const spec = bucket.spec;
@@ -330,54 +287,8 @@ export class BucketReconciler implements Reconciler {
     }
     this.d.events.event(bucket, 'Normal', EventReason.CreatedBucket, 'Create', `created provider bucket ${created.id}`);
     ctx.logger.info({ msg: 'created provider bucket', bucketID: created.id });
-    await this.writeStatus(bucket, {
-      observation: { exists: true, bucket: created },
-      providerEndpoint: conn.endpoint,
-      phase: created.phase === 'Active' ? 'Active' : 'Provisioning',
-      ready: { status: 'False', reason: Reason.Provisioning, message: 'the provider reports Provisioning' },
-      synced: SYNCED,
-    });
+    await this.writeStatus(bucket, stepStatus(bucket, step, { external: created, providerEndpoint: conn.endpoint }));
     return this.poll();
-  }
-
-  /** Applies the owned Secret and Service when the cached copies differ from the desired ones. */
-  private async ensureOwned(bucket: StorageBucket, conn: Connection, external: Pick<ProviderBucket, 'id' | 'endpoint' | 'region'>): Promise<void> {
-    const access = { id: external.id, endpoint: external.endpoint, region: external.region, providerEndpoint: conn.endpoint };
-    const secret = desiredSecret(bucket, access);
-    await this.ensureOne(bucket, SECRET, secret, this.d.ownedSecrets, (live) => secretNeedsApply(secret, live));
-    const service = desiredService(bucket, access);
-    await this.ensureOne(bucket, SERVICE, service, this.d.services, (live) => serviceNeedsApply(service, live));
-  }
-
-  /**
-   * Brings one owned object in line without ever taking over someone else's. The cache holds
-   * only objects labelled as ours, so a miss means "absent, or not labelled": the object is
-   * created (a POST fails on an existing name, where an apply would take it over), and only
-   * when one exists is it read once and applied if this bucket controls it, which also labels
-   * one made before the label existed.
-   */
-  private async ensureOne<L extends KubeObject>(
-    bucket: StorageBucket, kind: ResourceKind, desired: KubeObject, cache: Cache<L>, needsApply: (live: L) => boolean,
-  ): Promise<void> {
-    const key = keyOf(desired);
-    let live = cache.get(key);
-    if (!live) {
-      try {
-        await this.d.writer.create(kind, desired);
-        return;
-      } catch (err) {
-        if (!isAlreadyExists(err)) throw err;
-      }
-      live = await this.d.writer.get<L>(kind, key);
-      // Deleted since the create failed: the next attempt creates it.
-      if (!live) throw new Error(`${kind.kind} ${key.namespace}/${key.name} vanished while being created`);
-    }
-    if (!isControlledBy(live, bucket)) {
-      // Someone else's object of that name (perhaps an app's own) is never taken over.
-      this.d.events.event(bucket, 'Warning', EventReason.OwnedObjectConflict, 'Apply', `${kind.kind} ${live.metadata?.name ?? ''} exists and is not controlled by this StorageBucket; left untouched`);
-      return;
-    }
-    if (needsApply(live)) await this.d.writer.apply(kind, desired);
   }
 
   /** Reports a failure as failure.ts classifies it, then hands the runner its decision. */
@@ -400,7 +311,8 @@ export class BucketReconciler implements Reconciler {
   }
 
   /** Writes status when it changed; returns the object as it now stands. */
-  private async writeStatus(bucket: StorageBucket, facts: StatusFacts): Promise<StorageBucket> {
+  private async writeStatus(bucket: StorageBucket, facts: StatusFacts | undefined): Promise<StorageBucket> {
+    if (!facts) return bucket;
     const next = nextStatus(bucket, facts, this.now());
     if (statusEqual(bucket.status, next)) return bucket;
     return this.d.writer.patchStatus(STORAGE_BUCKET, bucket, { ...next });
