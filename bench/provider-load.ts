@@ -1,9 +1,11 @@
-// Short load check of the mock provider: starts `provider/main.ts` as a child process on a
-// loopback ephemeral port, drives creates then gets through a keep-alive agent with fixed
-// concurrency, prints requests/second and latency percentiles, and stops the child.
-// Bounded in request count and in time; prints figures only, no pass/fail.
-//
-//   npx tsx bench/provider-load.ts
+/**
+ * Short load check of the mock provider: starts `provider/main.ts` as a child process on a
+ * loopback ephemeral port, drives creates then gets through a keep-alive agent with fixed
+ * concurrency, prints requests/second and latency percentiles, and stops the child.
+ * Bounded in request count and in time; prints figures only, no pass/fail.
+ *
+ *   npx tsx bench/provider-load.ts
+ */
 import { spawn } from 'node:child_process';
 import { Agent, request } from 'node:http';
 import { createInterface } from 'node:readline';

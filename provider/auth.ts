@@ -1,9 +1,11 @@
-// Bearer-token checks. Keys are kept only as SHA-256 digests and compared with
-// timingSafeEqual over digests of equal length, so neither a key's content nor its length
-// leaks through timing, and no error message ever echoes what the client sent.
+/**
+ * Bearer-token checks. Keys are kept only as SHA-256 digests and compared with
+ * timingSafeEqual over digests of equal length, so neither a key's content nor its length
+ * leaks through timing, and no error message ever echoes what the client sent.
+ */
 import { createHash, timingSafeEqual } from 'node:crypto';
-import { HttpError } from './http.js';
-import { ErrorCode } from './types.js';
+import { HttpError } from './http';
+import { ErrorCode } from './types';
 
 function digest(value: string): Buffer {
   return createHash('sha256').update(value, 'utf8').digest();

@@ -1,10 +1,12 @@
-// Command-line and environment configuration of the provider. Takes argv and env as
-// arguments (main.ts is the only reader of process state), so it is testable as is.
+/**
+ * Command-line and environment configuration of the provider. Takes argv and env as
+ * arguments (main.ts is the only reader of process state), so it is testable as is.
+ */
 import { readFile } from 'node:fs/promises';
 import { parseArgs } from 'node:util';
-import { parseFaultSettings } from './faults.js';
-import { HttpError } from './http.js';
-import type { FaultSettings, ProviderOptions } from './types.js';
+import { parseFaultSettings } from './faults';
+import { HttpError } from './http';
+import type { FaultSettings, ProviderOptions } from './types';
 
 /** Port used when `--port` is not given. */
 export const DEFAULT_CLI_PORT = 8090;

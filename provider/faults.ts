@@ -1,9 +1,11 @@
-// Fault injection: a switchable configuration and the decision it implies for one request.
-// Rates draw from a seeded generator and counts count down, so a test that sets the same
-// faults and sends the same requests sees the same answers.
-import { HttpError } from './http.js';
-import { invalid } from './validation.js';
-import { ErrorCode, type FaultConfig, type FaultSettings, type FaultStatus, type FaultSwitch } from './types.js';
+/**
+ * Fault injection: a switchable configuration and the decision it implies for one request.
+ * Rates draw from a seeded generator and counts count down, so a test that sets the same
+ * faults and sends the same requests sees the same answers.
+ */
+import { HttpError } from './http';
+import { invalid } from './validation';
+import { ErrorCode, type FaultConfig, type FaultSettings, type FaultStatus, type FaultSwitch } from './types';
 
 /** Largest accepted `latencyMs`, so a typo cannot hang a test suite for hours. */
 export const LATENCY_MS_MAX = 60_000;

@@ -1,7 +1,9 @@
-// Wire-level helpers: the error type handlers throw, the reply shape they return, and the
-// bounded JSON body reader. Handlers return data; only the server writes to sockets.
+/**
+ * Wire-level helpers: the error type handlers throw, the reply shape they return, and the
+ * bounded JSON body reader. Handlers return data; only the server writes to sockets.
+ */
 import type { IncomingMessage, ServerResponse } from 'node:http';
-import { ErrorCode, type ErrorBody } from './types.js';
+import { ErrorCode, type ErrorBody } from './types';
 
 /** An error that maps to an HTTP status and a JSON `{ code, message }` body. */
 export class HttpError extends Error {

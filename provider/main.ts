@@ -1,9 +1,11 @@
-// Entry point of `npm run provider`: the only provider file that reads argv, environment
-// and signals. SIGINT/SIGTERM close gracefully (in-flight requests finish, the data file
-// is flushed); a second signal exits at once.
+/**
+ * Entry point of `npm run provider`: the only provider file that reads argv, environment
+ * and signals. SIGINT/SIGTERM close gracefully (in-flight requests finish, the data file
+ * is flushed); a second signal exits at once.
+ */
 import { pino } from 'pino';
-import { parseCli, USAGE, type CliConfig } from './cli.js';
-import { startProvider } from './server.js';
+import { parseCli, USAGE, type CliConfig } from './cli';
+import { startProvider } from './server';
 
 async function main(): Promise<void> {
   let config: CliConfig;

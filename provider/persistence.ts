@@ -1,12 +1,14 @@
-// Optional JSON data file for the store. Writes are debounced (a burst of creates costs one
-// write) and atomic (temp file in the same directory, fsync, rename, fsync of the
-// directory), so a crash leaves either the old or the new state, never a torn file.
+/**
+ * Optional JSON data file for the store. Writes are debounced (a burst of creates costs one
+ * write) and atomic (temp file in the same directory, fsync, rename, fsync of the
+ * directory), so a crash leaves either the old or the new state, never a torn file.
+ */
 import { randomBytes } from 'node:crypto';
 import { open, readFile, rename, unlink } from 'node:fs/promises';
 import { basename, dirname, join } from 'node:path';
 import type { Logger } from 'pino';
-import { BUCKET_PHASES } from './types.js';
-import type { BucketRecord, IdempotencyRecord, StoreSnapshot } from './store.js';
+import { BUCKET_PHASES } from './types';
+import type { BucketRecord, IdempotencyRecord, StoreSnapshot } from './store';
 
 function isObject(value: unknown): value is Record<string, unknown> {
   return typeof value === 'object' && value !== null && !Array.isArray(value);

@@ -1,7 +1,9 @@
-// A route table small enough to read at a glance: path templates with `{param}`
-// segments, one handler per method, and the guard each route needs.
+/**
+ * A route table small enough to read at a glance: path templates with `{param}`
+ * segments, one handler per method, and the guard each route needs.
+ */
 import type { IncomingMessage } from 'node:http';
-import type { Reply } from './http.js';
+import type { Reply } from './http';
 
 /** Who may call a route. Faults apply exactly to `api` routes. */
 export type Guard = 'none' | 'api' | 'admin';

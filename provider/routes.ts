@@ -1,17 +1,19 @@
-// The route table: the bucket API, the admin API for tests and the health check.
-// Handlers only translate between HTTP and the store; the rules live in the store.
-import { empty, json, readJsonBody, type Reply } from './http.js';
-import type { Route } from './router.js';
-import { bucketNotFound, type BucketStore } from './store.js';
-import { parseFaultSettings, type FaultController } from './faults.js';
-import type { RequestStats } from './stats.js';
+/**
+ * The route table: the bucket API, the admin API for tests and the health check.
+ * Handlers only translate between HTTP and the store; the rules live in the store.
+ */
+import { empty, json, readJsonBody, type Reply } from './http';
+import type { Route } from './router';
+import { bucketNotFound, type BucketStore } from './store';
+import { parseFaultSettings, type FaultController } from './faults';
+import type { RequestStats } from './stats';
 import {
   parseAdminPatch,
   parseCreate,
   parseIdempotencyKey,
   parseListQuery,
   parseUpdate,
-} from './validation.js';
+} from './validation';
 
 /** What the handlers need. */
 export interface RouteDeps {

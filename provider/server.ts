@@ -1,21 +1,23 @@
-// The request pipeline and the in-process handle. For each request: match the route, check
-// the guard, inject faults (api routes only), run the handler, write the reply, count it
-// and log one access line. Any error that is not an HttpError becomes a 500, so no input
-// can take the process down.
+/**
+ * The request pipeline and the in-process handle. For each request: match the route, check
+ * the guard, inject faults (api routes only), run the handler, write the reply, count it
+ * and log one access line. Any error that is not an HttpError becomes a 500, so no input
+ * can take the process down.
+ */
 import { randomUUID } from 'node:crypto';
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import type { AddressInfo, Socket } from 'node:net';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { pino, type Logger } from 'pino';
-import { BearerAuth } from './auth.js';
-import { FaultController } from './faults.js';
-import { errorReply, HttpError, writeReply, type Reply } from './http.js';
-import { DataFile } from './persistence.js';
-import { matchRoute, type Route } from './router.js';
-import { buildRoutes } from './routes.js';
-import { RequestStats } from './stats.js';
-import { BucketStore } from './store.js';
-import { DEFAULT_REGIONS, ErrorCode, type ProviderHandle, type ProviderOptions } from './types.js';
+import { BearerAuth } from './auth';
+import { FaultController } from './faults';
+import { errorReply, HttpError, writeReply, type Reply } from './http';
+import { DataFile } from './persistence';
+import { matchRoute, type Route } from './router';
+import { buildRoutes } from './routes';
+import { RequestStats } from './stats';
+import { BucketStore } from './store';
+import { DEFAULT_REGIONS, ErrorCode, type ProviderHandle, type ProviderOptions } from './types';
 
 /** Default of {@link ProviderOptions.activationDelayMs}. */
 export const DEFAULT_ACTIVATION_DELAY_MS = 5000;

@@ -1,5 +1,5 @@
-// Request counters, so tests can assert how often a client called (e.g. no busy loop).
-import type { ProviderStats } from './types.js';
+/** Request counters, so tests can assert how often a client called (e.g. no busy loop). */
+import type { ProviderStats } from './types';
 
 /** Counts requests by method, route template and status. */
 export class RequestStats {

@@ -1,13 +1,15 @@
-// The provider's state: buckets and consumed idempotency keys, with the API's rules.
-//
-// Phases are computed from timestamps instead of timers: a bucket records when its
-// transition ends (`transitionEndsAt`) and reads settle it. So nothing leaks timers, a fake
-// clock makes tests exact, and a bucket loaded from disk after a restart is in exactly the
-// phase it would have had. The store throws HttpError because its rules are the API's
-// rules; the HTTP API is its only client.
+/**
+ * The provider's state: buckets and consumed idempotency keys, with the API's rules.
+ *
+ * Phases are computed from timestamps instead of timers: a bucket records when its
+ * transition ends (`transitionEndsAt`) and reads settle it. So nothing leaks timers, a fake
+ * clock makes tests exact, and a bucket loaded from disk after a restart is in exactly the
+ * phase it would have had. The store throws HttpError because its rules are the API's
+ * rules; the HTTP API is its only client.
+ */
 import { randomBytes } from 'node:crypto';
-import { HttpError } from './http.js';
-import { encodeContinue, sortedTags } from './validation.js';
+import { HttpError } from './http';
+import { encodeContinue, sortedTags } from './validation';
 import {
   ErrorCode,
   type AdminBucketPatch,
@@ -18,7 +20,7 @@ import {
   type ListBucketsQuery,
   type StoreView,
   type UpdateBucketRequest,
-} from './types.js';
+} from './types';
 
 /** A bucket as stored: epoch-millisecond times and the end of its current transition. */
 export interface BucketRecord {

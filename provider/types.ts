@@ -1,5 +1,7 @@
-// Shared vocabulary of the mock storage provider: the wire shapes of its HTTP API and the
-// options of its in-process handle. Nothing here knows about Kubernetes.
+/**
+ * Shared vocabulary of the mock storage provider: the wire shapes of its HTTP API and the
+ * options of its in-process handle. Nothing here knows about Kubernetes.
+ */
 import type { Logger } from 'pino';
 
 /** Lifecycle phase of a bucket as reported on the wire. */

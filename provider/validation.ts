@@ -1,6 +1,8 @@
-// Turns untrusted JSON and query strings into typed requests. Every rejection is a 422
-// whose message starts with the offending field, so clients can point at their mistake.
-import { HttpError } from './http.js';
+/**
+ * Turns untrusted JSON and query strings into typed requests. Every rejection is a 422
+ * whose message starts with the offending field, so clients can point at their mistake.
+ */
+import { HttpError } from './http';
 import {
   BUCKET_PHASES,
   ErrorCode,
@@ -14,7 +16,7 @@ import {
   type CreateBucketRequest,
   type ListBucketsQuery,
   type UpdateBucketRequest,
-} from './types.js';
+} from './types';
 
 /** Most tags a bucket may carry. */
 export const TAGS_MAX = 50;

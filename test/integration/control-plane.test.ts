@@ -171,10 +171,10 @@ describe('local control plane (etcd, kube-apiserver, kube-controller-manager)', 
         { description: `a Pod of Deployment ${ns}/good`, timeoutMs: 60_000, intervalMs: 250 },
       );
       expect(pods).to.have.length(1);
-      const ownerKinds = pods[0].metadata?.ownerReferences?.map((ref) => ref.kind);
+      const ownerKinds = pods[0]!.metadata?.ownerReferences?.map((ref) => ref.kind);
       expect(ownerKinds).to.deep.equal(['ReplicaSet']);
       // No kubelet or scheduler runs, so admitted Pods stay Pending.
-      expect(pods[0].status?.phase).to.equal('Pending');
+      expect(pods[0]!.status?.phase).to.equal('Pending');
     });
 
     it('get no Pod, and a FailedCreate on the ReplicaSet, when the pod template does not comply', async function () {

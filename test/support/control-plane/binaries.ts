@@ -30,7 +30,7 @@ export async function pinnedVersions(): Promise<ControlPlaneVersions> {
   const values = new Map<string, string>();
   for (const line of text.split('\n')) {
     const match = /^\s*([A-Z0-9_]+)=(\S+)\s*$/.exec(line);
-    if (match) values.set(match[1], match[2]);
+    if (match) values.set(match[1]!, match[2]!);
   }
   const kubernetes = values.get('K8S_VERSION');
   const etcd = values.get('ETCD_VERSION');

@@ -444,7 +444,7 @@ export async function startControlPlane(opts: StartControlPlaneOptions = {}): Pr
     await mkdir(logDir, { recursive: true });
     const [pki, [etcdClient, etcdPeer, apiserver, controllerManager]] = await Promise.all([
       createPki(join(workDir, 'pki')),
-      freePorts(4),
+      freePorts(4) as Promise<[number, number, number, number]>,
     ]);
     const cp = new LocalControlPlane(
       binaries,

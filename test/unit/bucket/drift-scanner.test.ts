@@ -10,7 +10,7 @@ import { ProviderClients } from '../../../operator/provider-client';
 import { IndexedCache } from '../../../operator/runtime/cache';
 import { KeyChannel } from '../../../operator/runtime/controller';
 import type { ObjectKey } from '../../../operator/runtime/types';
-import type { ProviderHandle } from '../../../provider/index.js';
+import type { ProviderHandle } from '../../../provider';
 import { bucket, readyStatus } from '../../support/fixtures';
 import { API_KEY, call, createBody, start } from '../provider/helpers';
 

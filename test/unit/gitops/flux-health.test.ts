@@ -70,7 +70,7 @@ describe('Flux healthCheckExprs (cel-go, as kustomize-controller evaluates them)
       metadata: { name: 'x', namespace: 'team-a', generation: 3 },
       status: { observedGeneration: 3, conditions: [{ type: 'Ready', status: 'False', reason, message: 'm', observedGeneration: 3 }] },
     })));
-    const want = kinds.flatMap((kind) => reasons.map((r) => (terminal[kind].includes(r) ? 'Failed' : 'InProgress')));
+    const want = kinds.flatMap((kind) => reasons.map((r) => (terminal[kind]!.includes(r) ? 'Failed' : 'InProgress')));
     expect(evaluate(objects)).to.deep.equal(want);
   });
 

@@ -36,7 +36,7 @@ function metricNames(expr: string): string[] {
     .replace(/\b(?:by|without|on|ignoring|group_left|group_right)\s*\([^)]*\)/g, '');
   const names = new Set<string>();
   for (const m of bare.matchAll(/\b([a-zA-Z_:][a-zA-Z0-9_:]*)\b(\s*\()?/g)) {
-    if (m[2] || PROMQL_WORDS.has(m[1]) || /^\d/.test(m[1])) continue;
+    if (m[1] === undefined || m[2] || PROMQL_WORDS.has(m[1]) || /^\d/.test(m[1])) continue;
     names.add(m[1]);
   }
   return [...names];
@@ -94,6 +94,7 @@ describe('monitoring (dist/monitoring/)', () => {
 
   it('ships the dashboard as a sidecar ConfigMap and as plain JSON', () => {
     const [cm] = docs('grafana-dashboard.yaml');
+    if (!cm) throw new Error('grafana-dashboard.yaml holds no document');
     expect(cm.kind).to.equal('ConfigMap');
     expect(cm.metadata.labels?.['grafana_dashboard']).to.equal('1');
     const json = readFileSync(join(MONITORING, 'grafana', 'bucketoperator.json'), 'utf8');

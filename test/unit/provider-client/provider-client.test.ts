@@ -2,7 +2,7 @@ import { expect } from 'chai';
 import { ProviderError } from '../../../operator/provider-client/errors';
 import { TokenBucket } from '../../../operator/provider-client/rate-limiter';
 import { LIST_PAGE_LIMIT, ProviderClients } from '../../../operator/provider-client/client';
-import type { ProviderHandle } from '../../../provider/index.js';
+import type { ProviderHandle } from '../../../provider';
 import { API_KEY, call, createBody, start } from '../provider/helpers';
 
 describe('ProviderError', () => {

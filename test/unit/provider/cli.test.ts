@@ -4,9 +4,9 @@ import { mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { createInterface } from 'node:readline';
-import { DEFAULT_CLI_PORT, parseCli } from '../../../provider/cli.js';
-import { parseSnapshot } from '../../../provider/persistence.js';
-import { call, create } from './helpers.js';
+import { DEFAULT_CLI_PORT, parseCli } from '../../../provider/cli';
+import { parseSnapshot } from '../../../provider/persistence';
+import { call, create } from './helpers';
 
 describe('provider CLI', () => {
   let dir: string;

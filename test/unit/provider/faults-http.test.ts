@@ -1,6 +1,6 @@
 import { expect } from 'chai';
-import type { Bucket, FaultSettings, ProviderHandle } from '../../../provider/index.js';
-import { ADMIN_TOKEN, call, create, start } from './helpers.js';
+import type { Bucket, FaultSettings, ProviderHandle } from '../../../provider';
+import { ADMIN_TOKEN, call, create, start } from './helpers';
 
 describe('provider fault injection over HTTP', () => {
   let p: ProviderHandle;

@@ -1,7 +1,7 @@
 import { expect } from 'chai';
-import { BearerAuth } from '../../../provider/auth.js';
-import { defaultFaults, FaultController, parseFaultSettings } from '../../../provider/faults.js';
-import { HttpError } from '../../../provider/http.js';
+import { BearerAuth } from '../../../provider/auth';
+import { defaultFaults, FaultController, parseFaultSettings } from '../../../provider/faults';
+import { HttpError } from '../../../provider/http';
 
 /** Status of each of n decisions (0 when the request goes through). */
 function decisions(faults: FaultController, n: number): number[] {

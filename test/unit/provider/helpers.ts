@@ -1,9 +1,11 @@
-// Small HTTP client and fixtures for the provider tests. Uses node:http directly so tests
-// can send exactly the bytes and headers they mean (wrong content types, no auth, ...).
+/**
+ * Small HTTP client and fixtures for the provider tests. Uses node:http directly so tests
+ * can send exactly the bytes and headers they mean (wrong content types, no auth, ...).
+ */
 import { request as httpRequest, type IncomingHttpHeaders } from 'node:http';
 import { Writable } from 'node:stream';
 import { pino, type Logger } from 'pino';
-import { startProvider, type ProviderHandle, type ProviderOptions } from '../../../provider/index.js';
+import { startProvider, type ProviderHandle, type ProviderOptions } from '../../../provider';
 
 /** Key accepted by {@link start}'s providers. */
 export const API_KEY = 'test-api-key-0123456789';

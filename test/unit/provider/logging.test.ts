@@ -1,5 +1,5 @@
 import { expect } from 'chai';
-import { ADMIN_TOKEN, API_KEY, call, captureLogger, create, start } from './helpers.js';
+import { ADMIN_TOKEN, API_KEY, call, captureLogger, create, start } from './helpers';
 
 describe('provider access logs', () => {
   it('logs one JSON line per request with method, path, status, duration and request id', async () => {

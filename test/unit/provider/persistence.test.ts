@@ -2,9 +2,9 @@ import { expect } from 'chai';
 import { mkdtemp, readdir, readFile, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import type { Bucket } from '../../../provider/index.js';
-import { parseSnapshot, writeFileAtomic } from '../../../provider/persistence.js';
-import { call, captureLogger, create, createBody, eventually, start } from './helpers.js';
+import type { Bucket } from '../../../provider';
+import { parseSnapshot, writeFileAtomic } from '../../../provider/persistence';
+import { call, captureLogger, create, createBody, eventually, start } from './helpers';
 
 describe('provider persistence', () => {
   let dir: string;

@@ -1,8 +1,8 @@
 import { expect } from 'chai';
 import { request as httpRequest } from 'node:http';
 import { connect } from 'node:net';
-import type { ProviderHandle } from '../../../provider/index.js';
-import { API_KEY, call, start } from './helpers.js';
+import type { ProviderHandle } from '../../../provider';
+import { API_KEY, call, start } from './helpers';
 
 /** Sends raw bytes, half-closes, and collects whatever comes back until the server closes. */
 function raw(url: string, bytes: Buffer): Promise<string> {

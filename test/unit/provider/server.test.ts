@@ -1,6 +1,6 @@
 import { expect } from 'chai';
-import type { Bucket, BucketList, ProviderHandle } from '../../../provider/index.js';
-import { ADMIN_TOKEN, API_KEY, call, create, createBody, eventually, start, type CallOptions } from './helpers.js';
+import type { Bucket, BucketList, ProviderHandle } from '../../../provider';
+import { ADMIN_TOKEN, API_KEY, call, create, createBody, eventually, start, type CallOptions } from './helpers';
 
 describe('provider HTTP API', () => {
   let p: ProviderHandle;

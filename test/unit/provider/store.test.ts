@@ -1,7 +1,7 @@
 import { expect } from 'chai';
-import { HttpError } from '../../../provider/http.js';
-import { BucketStore } from '../../../provider/store.js';
-import type { CreateBucketRequest } from '../../../provider/types.js';
+import { HttpError } from '../../../provider/http';
+import { BucketStore } from '../../../provider/store';
+import type { CreateBucketRequest } from '../../../provider/types';
 
 function fixture(): { store: BucketStore; clock: { t: number }; changes: () => number } {
   const clock = { t: Date.parse('2030-01-01T00:00:00Z') };

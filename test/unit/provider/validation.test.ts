@@ -1,6 +1,6 @@
 import { expect } from 'chai';
-import { HttpError } from '../../../provider/http.js';
-import { DEFAULT_REGIONS } from '../../../provider/types.js';
+import { HttpError } from '../../../provider/http';
+import { DEFAULT_REGIONS } from '../../../provider/types';
 import {
   encodeContinue,
   parseAdminPatch,
@@ -8,7 +8,7 @@ import {
   parseIdempotencyKey,
   parseListQuery,
   parseUpdate,
-} from '../../../provider/validation.js';
+} from '../../../provider/validation';
 
 /** The message of the 422 thrown by fn; fails when fn does not throw one. */
 function rejection(fn: () => unknown): string {
