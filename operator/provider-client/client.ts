@@ -10,7 +10,7 @@ import { BucketMetric } from '../api/metric-names';
 import { readProviderErrorBody } from './error-body';
 import { ProviderError } from './errors';
 import { TokenBucket } from './rate-limiter';
-import type { CreateBucketRequest, ProviderBucket, UpdateBucketRequest } from './types';
+import type { CreateBucketRequest, ProviderBucket, RevokeIdempotencyKeyResponse, UpdateBucketRequest } from './types';
 
 /** Options of {@link ProviderClients}. */
 export interface ProviderClientsOptions {
@@ -54,6 +54,14 @@ export interface ProviderClient {
   updateBucket(id: string, req: UpdateBucketRequest, signal?: AbortSignal): Promise<ProviderBucket>;
   /** Deletes; resolves `false` when the bucket was already gone. */
   deleteBucket(id: string, signal?: AbortSignal): Promise<boolean>;
+  /**
+   * Fences an idempotency key: once this resolves, no create with `key` will ever commit at
+   * the provider, including one sent earlier whose answer never came. Resolves the live bucket
+   * the key made (kept: it may be another object's, when the key was copied with a manifest),
+   * or undefined when it made none. Idempotent. A 404 is an error, not "no bucket": it means
+   * the provider has no such route, so nothing was fenced.
+   */
+  revokeIdempotencyKey(key: string, signal?: AbortSignal): Promise<ProviderBucket | undefined>;
 }
 
 /** Factory and shared state of provider clients. */
@@ -120,6 +128,10 @@ export class ProviderClients {
           if (err instanceof ProviderError && err.isNotFound) return false;
           throw err;
         }
+      },
+      revokeIdempotencyKey: async (key, signal) => {
+        const res = await call<RevokeIdempotencyKeyResponse>('revoke', 'POST', `idempotency-keys/${encodeURIComponent(key)}/revoke`, undefined, undefined, signal);
+        return res.bucket ?? undefined;
       },
     };
   }
