@@ -46,22 +46,16 @@ export interface ProviderClient {
    */
   listBuckets(filter: ListBucketsFilter, signal?: AbortSignal): Promise<ProviderBucket[]>;
   /**
-   * Revokes `key`: no create with it can commit from now on, not even one already in flight.
-   * Resolves the live bucket the key made, if any; that bucket is not deleted.
+   * Revokes `key`: no create with it can commit from now on, not even one already in flight
+   * whose answer never came. Resolves the live bucket the key made, if any; that bucket is not
+   * deleted (it may be another object's, when the key was copied with a manifest). Idempotent.
+   * A 404 is an error, not "no bucket": the provider has no such route, so nothing was fenced.
    */
   revokeIdempotencyKey(key: string, signal?: AbortSignal): Promise<ProviderBucket | undefined>;
   createBucket(req: CreateBucketRequest, idempotencyKey: string, signal?: AbortSignal): Promise<ProviderBucket>;
   updateBucket(id: string, req: UpdateBucketRequest, signal?: AbortSignal): Promise<ProviderBucket>;
   /** Deletes; resolves `false` when the bucket was already gone. */
   deleteBucket(id: string, signal?: AbortSignal): Promise<boolean>;
-  /**
-   * Fences an idempotency key: once this resolves, no create with `key` will ever commit at
-   * the provider, including one sent earlier whose answer never came. Resolves the live bucket
-   * the key made (kept: it may be another object's, when the key was copied with a manifest),
-   * or undefined when it made none. Idempotent. A 404 is an error, not "no bucket": it means
-   * the provider has no such route, so nothing was fenced.
-   */
-  revokeIdempotencyKey(key: string, signal?: AbortSignal): Promise<ProviderBucket | undefined>;
 }
 
 /** Factory and shared state of provider clients. */
@@ -115,7 +109,7 @@ export class ProviderClients {
         return items;
       },
       revokeIdempotencyKey: async (key, signal) => {
-        const res = await call<{ bucket: ProviderBucket | null }>('revoke', 'POST', `idempotency-keys/${encodeURIComponent(key)}/revoke`, undefined, undefined, signal);
+        const res = await call<RevokeIdempotencyKeyResponse>('revoke', 'POST', `idempotency-keys/${encodeURIComponent(key)}/revoke`, undefined, undefined, signal);
         return res.bucket ?? undefined;
       },
       createBucket: (req, key, signal) => call<ProviderBucket>('create', 'POST', 'buckets', req, { 'Idempotency-Key': key }, signal),
@@ -128,10 +122,6 @@ export class ProviderClients {
           if (err instanceof ProviderError && err.isNotFound) return false;
           throw err;
         }
-      },
-      revokeIdempotencyKey: async (key, signal) => {
-        const res = await call<RevokeIdempotencyKeyResponse>('revoke', 'POST', `idempotency-keys/${encodeURIComponent(key)}/revoke`, undefined, undefined, signal);
-        return res.bucket ?? undefined;
       },
     };
   }
