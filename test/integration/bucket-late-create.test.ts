@@ -74,7 +74,9 @@ describe('a create committed after its StorageBucket was deleted (late commit)',
 
     // The create has reached the provider, which holds it unanswered.
     await waitFor(async () => ((await lateCommits()).pending.length === 1 ? true : undefined), {
-      description: 'the provider to hold the create', timeoutMs: 60_000, intervalMs: 200,
+      description: 'the provider to hold the create',
+      timeoutMs: 60_000,
+      intervalMs: 200,
     });
     // Deleted while the create is in flight, before the operator's call has even timed out.
     await kubectlOk(cp, ['delete', 'sbucket', NAME, '-n', ns, '--wait=false']);
@@ -82,13 +84,19 @@ describe('a create committed after its StorageBucket was deleted (late commit)',
     expect((await lateCommits()).pending, 'the StorageBucket was released before the create was due').to.have.length(1);
 
     // The provider has settled the held create: committed it, or discarded it after a revoke.
-    const settled = await waitFor(async () => {
-      const report = await lateCommits();
-      return report.pending.length === 0 ? report : undefined;
-    }, { description: 'the late commit to be due', timeoutMs: LATE_COMMIT_DELAY_MS + 30_000, intervalMs: 500 });
+    const settled = await waitFor(
+      async () => {
+        const report = await lateCommits();
+        return report.pending.length === 0 ? report : undefined;
+      },
+      { description: 'the late commit to be due', timeoutMs: LATE_COMMIT_DELAY_MS + 30_000, intervalMs: 500 },
+    );
     expect((await provider.stats()).requests['POST /buckets dropped'], 'the create was never answered').to.equal(1);
 
     const left = (await provider.buckets(ns)).filter((b) => b.tags['kubernetes-name'] === NAME);
-    expect(left.map((b) => b.id), `provider buckets of ${ns}/${NAME} after its deletion (late commits: ${JSON.stringify(settled)})`).to.deep.equal([]);
+    expect(
+      left.map((b) => b.id),
+      `provider buckets of ${ns}/${NAME} after its deletion (late commits: ${JSON.stringify(settled)})`,
+    ).to.deep.equal([]);
   });
 });

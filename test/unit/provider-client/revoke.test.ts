@@ -1,3 +1,7 @@
+/**
+ * ProviderClient.revokeIdempotencyKey against the in-process provider (answers, fencing a late
+ * commit, faults) and against endpoints that are not the provider (error classification).
+ */
 import { expect } from 'chai';
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
@@ -5,13 +9,16 @@ import { Registry } from 'prom-client';
 import { ProviderClients } from '../../../operator/provider-client/client';
 import { NOT_A_PROVIDER_ERROR } from '../../../operator/provider-client/error-body';
 import { ProviderError } from '../../../operator/provider-client/errors';
-import type { FaultSettings, ProviderHandle } from '../../../provider/index.js';
+import type { FaultSettings, ProviderHandle } from '../../../provider/index';
 import { API_KEY, start } from '../provider/helpers';
 
 const createReq = { region: 'us-east-1', sizeGB: 1, encrypted: false, tags: { owner: 'a' } };
 
 async function rejection(p: Promise<unknown>): Promise<ProviderError> {
-  const err = await p.then(() => undefined, (e: unknown) => e);
+  const err = await p.then(
+    () => undefined,
+    (e: unknown) => e,
+  );
   expect(err).to.be.instanceOf(ProviderError);
   return err as ProviderError;
 }
@@ -40,7 +47,11 @@ describe('ProviderClient.revokeIdempotencyKey (against an in-process provider)',
       const client = clients.client(p.url, API_KEY);
       expect(await client.revokeIdempotencyKey(key)).to.equal(undefined);
       const err = await rejection(client.createBucket(createReq, key));
-      expect({ status: err.status, code: err.code, retryable: err.retryable }).to.deep.equal({ status: 410, code: 'IdempotencyKeyRevoked', retryable: false });
+      expect({ status: err.status, code: err.code, retryable: err.retryable }).to.deep.equal({
+        status: 410,
+        code: 'IdempotencyKeyRevoked',
+        retryable: false,
+      });
       expect(p.stats().requests).to.include({ 'POST /idempotency-keys/{key}/revoke 200': 1 });
     });
   }
@@ -58,7 +69,11 @@ describe('ProviderClient.revokeIdempotencyKey (against an in-process provider)',
     const client = clients.client(p.url, API_KEY);
     p.faults.set({ lateCommitOnCreate: { count: 1, delayMs: 60_000 } });
     const timedOut = await rejection(client.createBucket(createReq, 'late'));
-    expect({ status: timedOut.status, code: timedOut.code, retryable: timedOut.retryable }).to.deep.equal({ status: 0, code: 'ETIMEDOUT', retryable: true });
+    expect({ status: timedOut.status, code: timedOut.code, retryable: timedOut.retryable }).to.deep.equal({
+      status: 0,
+      code: 'ETIMEDOUT',
+      retryable: true,
+    });
     expect(await client.findByIdempotencyKey('late'), 'lookup while the create is pending').to.equal(undefined);
     expect(await client.revokeIdempotencyKey('late')).to.equal(undefined);
     clock.t += 60_000;
@@ -76,17 +91,25 @@ describe('ProviderClient.revokeIdempotencyKey (against an in-process provider)',
   const failures: Record<string, { faults: FaultSettings; want: { status: number; code: string; retryable: boolean; retryAfterMs?: number } }> = {
     'an outage is a retryable 503': { faults: { outage: true }, want: { status: 503, code: 'ServiceUnavailable', retryable: true } },
     'throttling is a retryable 429 with its Retry-After': {
-      faults: { throttleRate: 1, retryAfterSeconds: 2 }, want: { status: 429, code: 'Throttled', retryable: true, retryAfterMs: 2000 },
+      faults: { throttleRate: 1, retryAfterSeconds: 2 },
+      want: { status: 429, code: 'Throttled', retryable: true, retryAfterMs: 2000 },
     },
-    'an injected 500 is retryable': { faults: { failNext: { status: 500, count: 1 } }, want: { status: 500, code: 'InternalError', retryable: true } },
+    'an injected 500 is retryable': {
+      faults: { failNext: { status: 500, count: 1 } },
+      want: { status: 500, code: 'InternalError', retryable: true },
+    },
   };
   for (const [name, tc] of Object.entries(failures)) {
     it(`${name}, and nothing was fenced`, async () => {
       const client = clients.client(p.url, API_KEY);
       p.faults.set(tc.faults);
       const err = await rejection(client.revokeIdempotencyKey('k'));
-      expect({ status: err.status, code: err.code, retryable: err.retryable, ...(tc.want.retryAfterMs === undefined ? {} : { retryAfterMs: err.retryAfterMs }) })
-        .to.deep.equal(tc.want);
+      expect({
+        status: err.status,
+        code: err.code,
+        retryable: err.retryable,
+        ...(tc.want.retryAfterMs === undefined ? {} : { retryAfterMs: err.retryAfterMs }),
+      }).to.deep.equal(tc.want);
       p.faults.clear();
       expect((await client.createBucket(createReq, 'k')).idempotencyKey).to.equal('k');
     });
@@ -114,7 +137,10 @@ describe('ProviderClient.revokeIdempotencyKey (against an endpoint that is not t
     await new Promise((r) => server.close(r));
   });
 
-  const cases: Record<string, { answer: (res: import('node:http').ServerResponse) => void; want: { status: number; code: string; retryable: boolean; message: string } }> = {
+  const cases: Record<
+    string,
+    { answer: (res: import('node:http').ServerResponse) => void; want: { status: number; code: string; retryable: boolean; message: string } }
+  > = {
     // An old provider without the route: "not found" must not read as "the key made no bucket".
     'a 404 (no such route) is an error, not "no bucket"': {
       answer: (res) => res.writeHead(404, { 'content-type': 'application/json' }).end('{"code":"NotFound","message":"no such route"}'),

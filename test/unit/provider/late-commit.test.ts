@@ -1,17 +1,19 @@
-// The lateCommitOnCreate fault and the idempotency-key fence (POST /idempotency-keys/{key}/revoke).
-// Due commits settle from the clock, so a fake clock makes every "before" and "after" exact:
-// no test waits for a commit, and none sleeps to show that something did not happen.
+/**
+ * The lateCommitOnCreate fault and the idempotency-key fence (POST /idempotency-keys/{key}/revoke).
+ * Due commits settle from the clock, so a fake clock makes every "before" and "after" exact:
+ * no test waits for a commit, and none sleeps to show that something did not happen.
+ */
 import { expect } from 'chai';
 import { mkdtemp, rm } from 'node:fs/promises';
 import { request as httpRequest } from 'node:http';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { FaultController, LATE_COMMIT_DELAY_MS_MAX, parseFaultSettings } from '../../../provider/faults.js';
-import { HttpError } from '../../../provider/http.js';
-import type { Bucket, BucketList, LateCommitReport, ProviderHandle, RevokeResult } from '../../../provider/index.js';
-import { BucketStore } from '../../../provider/store.js';
-import type { CreateBucketRequest } from '../../../provider/types.js';
-import { ADMIN_TOKEN, API_KEY, call, create, createBody, eventually, start } from './helpers.js';
+import { FaultController, LATE_COMMIT_DELAY_MS_MAX, parseFaultSettings } from '../../../provider/faults';
+import { HttpError } from '../../../provider/http';
+import type { Bucket, BucketList, LateCommitReport, ProviderHandle, RevokeResult } from '../../../provider/index';
+import { BucketStore } from '../../../provider/store';
+import type { CreateBucketRequest } from '../../../provider/types';
+import { ADMIN_TOKEN, API_KEY, call, create, createBody, eventually, start } from './helpers';
 
 const T0 = Date.parse('2030-01-01T00:00:00Z');
 
@@ -22,7 +24,13 @@ function fixture(): { store: BucketStore; clock: { t: number }; changes: () => n
   return { store, clock, changes: () => changes };
 }
 
-const req = (over: Partial<CreateBucketRequest> = {}): CreateBucketRequest => ({ region: 'us-east-1', sizeGB: 10, encrypted: false, tags: {}, ...over });
+const req = (over: Partial<CreateBucketRequest> = {}): CreateBucketRequest => ({
+  region: 'us-east-1',
+  sizeGB: 10,
+  encrypted: false,
+  tags: {},
+  ...over,
+});
 
 function httpError(fn: () => unknown): HttpError {
   try {
@@ -49,7 +57,10 @@ describe('provider lateCommitOnCreate settings', () => {
     'a fractional count': { settings: { lateCommitOnCreate: { count: 0.5, delayMs: 10 } }, field: 'lateCommitOnCreate.count' },
     'no delay': { settings: { lateCommitOnCreate: { count: 1 } }, field: 'lateCommitOnCreate.delayMs' },
     'a negative delay': { settings: { lateCommitOnCreate: { count: 1, delayMs: -1 } }, field: 'lateCommitOnCreate.delayMs' },
-    'a delay above the bound': { settings: { lateCommitOnCreate: { count: 1, delayMs: LATE_COMMIT_DELAY_MS_MAX + 1 } }, field: 'lateCommitOnCreate.delayMs' },
+    'a delay above the bound': {
+      settings: { lateCommitOnCreate: { count: 1, delayMs: LATE_COMMIT_DELAY_MS_MAX + 1 } },
+      field: 'lateCommitOnCreate.delayMs',
+    },
     'a delay as a string': { settings: { lateCommitOnCreate: { count: 1, delayMs: '10s' } }, field: 'lateCommitOnCreate.delayMs' },
   };
   for (const [name, tc] of Object.entries(invalid)) {
@@ -63,7 +74,10 @@ describe('provider lateCommitOnCreate settings', () => {
   const valid: Record<string, { settings: unknown; want: unknown }> = {
     'null (off)': { settings: { lateCommitOnCreate: null }, want: null },
     'a count and a delay': { settings: { lateCommitOnCreate: { count: 2, delayMs: 15_000 } }, want: { count: 2, delayMs: 15_000 } },
-    'the largest delay': { settings: { lateCommitOnCreate: { count: 1, delayMs: LATE_COMMIT_DELAY_MS_MAX } }, want: { count: 1, delayMs: LATE_COMMIT_DELAY_MS_MAX } },
+    'the largest delay': {
+      settings: { lateCommitOnCreate: { count: 1, delayMs: LATE_COMMIT_DELAY_MS_MAX } },
+      want: { count: 1, delayMs: LATE_COMMIT_DELAY_MS_MAX },
+    },
     'a delay of 0': { settings: { lateCommitOnCreate: { count: 1, delayMs: 0 } }, want: { count: 1, delayMs: 0 } },
   };
   for (const [name, tc] of Object.entries(valid)) {
@@ -103,7 +117,7 @@ describe('provider/store late commits and revoked keys', () => {
   const consumed: Record<string, { meanwhile: (store: BucketStore) => void }> = {
     'a retry with the key committed': { meanwhile: (store) => void store.create(req(), 'k') },
     'a retry with the key and another body committed': { meanwhile: (store) => void store.create(req({ sizeGB: 99 }), 'k') },
-    "a retry committed and its bucket was deleted": {
+    'a retry committed and its bucket was deleted': {
       meanwhile: (store) => store.delete(store.create(req(), 'k').bucket.id),
     },
     'an earlier late commit with the key committed': { meanwhile: (store) => store.commitLater(req(), 'k', 0) },
@@ -220,14 +234,23 @@ describe('provider/store late commits and revoked keys', () => {
 function createGivingUp(url: string, key: string, timeoutMs: number): Promise<{ error?: string; status?: number }> {
   const payload = JSON.stringify(createBody());
   return new Promise((resolve) => {
-    const r = httpRequest(`${url}/buckets`, {
-      method: 'POST',
-      timeout: timeoutMs,
-      headers: { authorization: `Bearer ${API_KEY}`, 'content-type': 'application/json', 'content-length': String(Buffer.byteLength(payload)), 'idempotency-key': key },
-    }, (res) => {
-      res.resume();
-      resolve({ status: res.statusCode ?? 0 });
-    });
+    const r = httpRequest(
+      `${url}/buckets`,
+      {
+        method: 'POST',
+        timeout: timeoutMs,
+        headers: {
+          authorization: `Bearer ${API_KEY}`,
+          'content-type': 'application/json',
+          'content-length': String(Buffer.byteLength(payload)),
+          'idempotency-key': key,
+        },
+      },
+      (res) => {
+        res.resume();
+        resolve({ status: res.statusCode ?? 0 });
+      },
+    );
     r.on('timeout', () => r.destroy(Object.assign(new Error('timed out'), { code: 'ETIMEDOUT' })));
     r.on('error', (err: NodeJS.ErrnoException) => resolve({ error: err.code ?? err.message }));
     r.end(payload);
@@ -252,7 +275,10 @@ describe('provider late commits and revoke over HTTP', () => {
     const put = await call(p.url, '/admin/faults', { ...admin, method: 'PUT', body: { lateCommitOnCreate: { count: 1, delayMs: 30_000 } } });
     expect(put.status).to.equal(200);
     expect(await createGivingUp(p.url, 'late', 200)).to.deep.equal({ error: 'ETIMEDOUT' });
-    expect(((await call(p.url, '/admin/faults', admin)).body as { lateCommitOnCreate: unknown }).lateCommitOnCreate).to.deep.equal({ count: 0, delayMs: 30_000 });
+    expect(((await call(p.url, '/admin/faults', admin)).body as { lateCommitOnCreate: unknown }).lateCommitOnCreate).to.deep.equal({
+      count: 0,
+      delayMs: 30_000,
+    });
     expect((await report()).pending).to.deep.equal([{ idempotencyKey: 'late', commitAt: new Date(T0 + 30_000).toISOString() }]);
     expect(((await call(p.url, '/buckets?idempotencyKey=late')).body as BucketList).items).to.deep.equal([]);
     // Counted when the provider sees the client's socket close, which may follow the client's
@@ -307,10 +333,20 @@ describe('provider late commits and revoke over HTTP', () => {
   });
 
   const refusals: Record<string, { path: string; opts: Parameters<typeof call>[2]; status: number; code: string }> = {
-    'a key longer than 255 characters': { path: `/idempotency-keys/${'k'.repeat(256)}/revoke`, opts: { method: 'POST' }, status: 422, code: 'ValidationFailed' },
+    'a key longer than 255 characters': {
+      path: `/idempotency-keys/${'k'.repeat(256)}/revoke`,
+      opts: { method: 'POST' },
+      status: 422,
+      code: 'ValidationFailed',
+    },
     'no Authorization header': { path: '/idempotency-keys/k/revoke', opts: { method: 'POST', auth: null }, status: 401, code: 'Unauthorized' },
-    'the admin token': { path: '/idempotency-keys/k/revoke', opts: { method: 'POST', auth: `Bearer ${ADMIN_TOKEN}` }, status: 403, code: 'Forbidden' },
-    'GET': { path: '/idempotency-keys/k/revoke', opts: { method: 'GET' }, status: 405, code: 'MethodNotAllowed' },
+    'the admin token': {
+      path: '/idempotency-keys/k/revoke',
+      opts: { method: 'POST', auth: `Bearer ${ADMIN_TOKEN}` },
+      status: 403,
+      code: 'Forbidden',
+    },
+    GET: { path: '/idempotency-keys/k/revoke', opts: { method: 'GET' }, status: 405, code: 'MethodNotAllowed' },
     'an empty key': { path: '/idempotency-keys//revoke', opts: { method: 'POST' }, status: 404, code: 'NotFound' },
   };
   for (const [name, tc] of Object.entries(refusals)) {
