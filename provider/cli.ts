@@ -37,6 +37,9 @@ Faults (also switchable at run time with PUT /admin/faults):
   --retry-after-seconds N                                               [1]
   --drop-after-commit-on-create R | count:N
                                 destroy the socket after a create commits
+  --late-commit-on-create COUNT:DELAY_MS
+                                never answer the next COUNT new creates;
+                                commit each DELAY_MS later
   --fail-next STATUS:COUNT      answer the next COUNT requests with STATUS
   --outage                      every /buckets request answers 503
   --fault-seed N                seed for the rates                      [1]
@@ -91,6 +94,12 @@ function faultSettings(values: Record<string, string | boolean | string[] | unde
     const count = /^count:(\d+)$/.exec(drop);
     raw.dropAfterCommitOnCreate = count?.[1] !== undefined ? { count: Number(count[1]) } : num(drop, '--drop-after-commit-on-create');
   }
+  const late = str('late-commit-on-create');
+  if (late !== undefined) {
+    const m = /^(\d+):(\d+)$/.exec(late);
+    if (m === null) throw new Error('--late-commit-on-create must be COUNT:DELAY_MS, e.g. 1:15000');
+    raw.lateCommitOnCreate = { count: Number(m[1]), delayMs: Number(m[2]) };
+  }
   const failNext = str('fail-next');
   if (failNext !== undefined) {
     const m = /^(\d{3}):(\d+)$/.exec(failNext);
@@ -136,6 +145,7 @@ export async function parseCli(argv: readonly string[], env: Readonly<Record<str
       'throttle-rate': { type: 'string' },
       'retry-after-seconds': { type: 'string' },
       'drop-after-commit-on-create': { type: 'string' },
+      'late-commit-on-create': { type: 'string' },
       'fail-next': { type: 'string' },
       outage: { type: 'boolean' },
       'fault-seed': { type: 'string' },

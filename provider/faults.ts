@@ -9,6 +9,11 @@ import { ErrorCode, type FaultConfig, type FaultSettings, type FaultStatus, type
 
 /** Largest accepted `latencyMs`, so a typo cannot hang a test suite for hours. */
 export const LATENCY_MS_MAX = 60_000;
+/**
+ * Largest accepted `lateCommitOnCreate.delayMs`: long enough to outlast a client timeout and
+ * the deletion that follows it, short enough that a typo cannot leave a commit due in hours.
+ */
+export const LATE_COMMIT_DELAY_MS_MAX = 600_000;
 /** Largest accepted `retryAfterSeconds`. */
 export const RETRY_AFTER_MAX = 3600;
 
@@ -24,6 +29,7 @@ export function defaultFaults(): FaultConfig {
     throttleRate: 0,
     retryAfterSeconds: 1,
     dropAfterCommitOnCreate: 0,
+    lateCommitOnCreate: null,
     outage: false,
     failNext: null,
     seed: 1,
@@ -82,6 +88,19 @@ export function parseFaultSettings(input: unknown): FaultSettings {
       case 'dropAfterCommitOnCreate':
         out.dropAfterCommitOnCreate = typeof value === 'number' ? rate(value, key) : count(value, key);
         break;
+      case 'lateCommitOnCreate': {
+        if (value === null) {
+          out.lateCommitOnCreate = null;
+          break;
+        }
+        if (!isObject(value)) throw invalid(key, 'must be { count, delayMs } or null');
+        for (const k of Object.keys(value)) if (k !== 'count' && k !== 'delayMs') throw invalid(`${key}.${k}`, 'unknown field');
+        out.lateCommitOnCreate = {
+          count: int(value.count, `${key}.count`, 0, Number.MAX_SAFE_INTEGER),
+          delayMs: int(value.delayMs, `${key}.delayMs`, 0, LATE_COMMIT_DELAY_MS_MAX),
+        };
+        break;
+      }
       case 'outage':
         if (typeof value !== 'boolean') throw invalid(key, 'must be a boolean');
         out.outage = value;
@@ -184,6 +203,17 @@ export class FaultController implements FaultSwitch {
     if (drop.count <= 0) return false;
     drop.count -= 1;
     return true;
+  }
+
+  /**
+   * The commit delay when this create, which would make a new bucket, is to be held and
+   * committed late; undefined to handle it normally. Counts down.
+   */
+  lateCommit(): number | undefined {
+    const late = this.config.lateCommitOnCreate;
+    if (late === null || late.count <= 0) return undefined;
+    late.count -= 1;
+    return late.delayMs;
   }
 
   /** Rates of 0 and 1 draw nothing, so they never shift the sequence of other rates. */

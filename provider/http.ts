@@ -63,6 +63,17 @@ export function writeReply(res: ServerResponse, reply: Exclude<Reply, { kind: 'd
   return reply.status;
 }
 
+/**
+ * Never answers: resolves with a drop once the client has gone away (its timeout, or the
+ * provider closing connections on shutdown). Models an answer that never arrives, so the
+ * client sees its own timeout rather than any status.
+ */
+export function holdUntilClientGoesAway(req: IncomingMessage): Promise<Reply> {
+  const socket = req.socket;
+  if (socket.destroyed) return Promise.resolve({ kind: 'drop' });
+  return new Promise((resolve) => socket.once('close', () => resolve({ kind: 'drop' })));
+}
+
 /** The reply for an error. */
 export function errorReply(err: HttpError): Reply {
   return json(err.status, err.body(), { ...err.headers });

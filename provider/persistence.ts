@@ -44,12 +44,17 @@ function isIdempotencyRecord(value: unknown): value is IdempotencyRecord {
 /** Checks the shape of a parsed data file; a file this code did not write is refused. */
 export function parseSnapshot(value: unknown): StoreSnapshot {
   if (!isObject(value) || value.version !== 1) throw new Error('unsupported data file version');
-  const { buckets, idempotencyKeys } = value;
+  const { buckets, idempotencyKeys, revokedKeys } = value;
   if (!Array.isArray(buckets) || !buckets.every(isBucketRecord)) throw new Error('data file has malformed buckets');
   if (!Array.isArray(idempotencyKeys) || !idempotencyKeys.every(isIdempotencyRecord)) {
     throw new Error('data file has malformed idempotency keys');
   }
-  return { version: 1, buckets, idempotencyKeys };
+  // Absent in files written before keys could be revoked; still version 1, since it only adds.
+  if (revokedKeys === undefined) return { version: 1, buckets, idempotencyKeys };
+  if (!Array.isArray(revokedKeys) || !revokedKeys.every((k) => typeof k === 'string')) {
+    throw new Error('data file has malformed revoked keys');
+  }
+  return { version: 1, buckets, idempotencyKeys, revokedKeys };
 }
 
 /** Writes `data` to `path` atomically. */

@@ -2,11 +2,12 @@
  * The route table: the bucket API, the admin API for tests and the health check.
  * Handlers only translate between HTTP and the store; the rules live in the store.
  */
-import { empty, json, readJsonBody, type Reply } from './http';
+import { empty, holdUntilClientGoesAway, json, readJsonBody, type Reply } from './http';
 import type { Route } from './router';
 import { bucketNotFound, type BucketStore } from './store';
 import { parseFaultSettings, type FaultController } from './faults';
 import type { RequestStats } from './stats';
+import type { RevokeResult } from './types';
 import {
   parseAdminPatch,
   parseCreate,
@@ -49,6 +50,13 @@ export function buildRoutes(deps: RouteDeps): Route[] {
         POST: async ({ req }): Promise<Reply> => {
           const key = parseIdempotencyKey(req.headers['idempotency-key']);
           const body = parseCreate(await readJsonBody(req, maxBodyBytes), regions);
+          // No await from here to the store call, so no other request can consume the key
+          // between the check and the hold.
+          const lateMs = store.wouldCreate(key) ? faults.lateCommit() : undefined;
+          if (lateMs !== undefined) {
+            store.commitLater(body, key, lateMs);
+            return holdUntilClientGoesAway(req);
+          }
           const { outcome, bucket } = store.create(body, key);
           if (outcome === 'replayed') return json(200, bucket, { 'Idempotent-Replayed': 'true' });
           // The bucket is committed before the drop: that is the crash window clients must survive.
@@ -77,6 +85,20 @@ export function buildRoutes(deps: RouteDeps): Route[] {
         },
       },
     },
+    {
+      // A verb under the key rather than DELETE /idempotency-keys/{key}: the key is not
+      // removed, it stays recorded as revoked, and the bucket it made (if any) is kept.
+      template: '/idempotency-keys/{key}/revoke',
+      guard: 'api',
+      methods: {
+        POST: ({ params }) => {
+          const key = param(params, 'key');
+          parseIdempotencyKey(key, 'key');
+          const result: RevokeResult = { bucket: store.revokeIdempotencyKey(key) ?? null };
+          return json(200, result);
+        },
+      },
+    },
   ];
   if (!deps.adminEnabled) return routes;
   routes.push(
@@ -98,6 +120,11 @@ export function buildRoutes(deps: RouteDeps): Route[] {
           return empty(204);
         },
       },
+    },
+    {
+      template: '/admin/late-commits',
+      guard: 'admin',
+      methods: { GET: () => json(200, store.lateCommits()) },
     },
     {
       template: '/admin/buckets/{id}',

@@ -1,11 +1,14 @@
 /**
- * The provider's state: buckets and consumed idempotency keys, with the API's rules.
+ * The provider's state: buckets, consumed and revoked idempotency keys, with the API's rules.
  *
  * Phases are computed from timestamps instead of timers: a bucket records when its
  * transition ends (`transitionEndsAt`) and reads settle it. So nothing leaks timers, a fake
  * clock makes tests exact, and a bucket loaded from disk after a restart is in exactly the
- * phase it would have had. The store throws HttpError because its rules are the API's
- * rules; the HTTP API is its only client.
+ * phase it would have had. Late commits (the `lateCommitOnCreate` fault) work the same way:
+ * each records when it is due, and every entry point first commits (or discards) the ones
+ * that are due, in order, so from outside a late commit happens exactly at its time. The
+ * store throws HttpError because its rules are the API's rules; the HTTP API is its only
+ * client.
  */
 import { randomBytes } from 'node:crypto';
 import { HttpError } from './http';
@@ -17,6 +20,7 @@ import {
   type BucketList,
   type BucketPhase,
   type CreateBucketRequest,
+  type LateCommitReport,
   type ListBucketsQuery,
   type StoreView,
   type UpdateBucketRequest,
@@ -45,11 +49,24 @@ export interface IdempotencyRecord {
   fingerprint: string;
 }
 
-/** Everything the store holds, in a JSON-safe form. */
+/**
+ * Everything the store holds that must survive a restart, in a JSON-safe form. Pending late
+ * commits are left out on purpose: one lost by a restart never commits, like a request the
+ * provider had not finished when it went down.
+ */
 export interface StoreSnapshot {
   version: 1;
   buckets: BucketRecord[];
   idempotencyKeys: IdempotencyRecord[];
+  /** Keys no create may ever commit with. Absent in files written before revocation existed. */
+  revokedKeys?: string[];
+}
+
+/** A create held by the `lateCommitOnCreate` fault, committed or discarded at `dueAt`. */
+interface LateCommit {
+  req: CreateBucketRequest;
+  idempotencyKey: string | undefined;
+  dueAt: number;
 }
 
 /** Result of {@link BucketStore.create}. */
@@ -77,6 +94,11 @@ export function bucketNotFound(id: string): HttpError {
   return new HttpError(404, ErrorCode.NotFound, `bucket ${id} not found`);
 }
 
+/** The 410 for a create with a revoked key. */
+function keyRevoked(): HttpError {
+  return new HttpError(410, ErrorCode.IdempotencyKeyRevoked, 'this Idempotency-Key was revoked; no create with it will commit; use a new key');
+}
+
 function sameTags(a: Record<string, string>, b: Record<string, string>): boolean {
   return JSON.stringify(sortedTags(a)) === JSON.stringify(sortedTags(b));
 }
@@ -85,6 +107,10 @@ function sameTags(a: Record<string, string>, b: Record<string, string>): boolean
 export class BucketStore implements StoreView {
   private readonly buckets = new Map<string, BucketRecord>();
   private readonly keys = new Map<string, IdempotencyRecord>();
+  private readonly revoked = new Set<string>();
+  /** Ordered by `dueAt` (ties in arrival order). */
+  private pending: LateCommit[] = [];
+  private readonly lateCounts = { committed: 0, revoked: 0, keyUsed: 0 };
   /** Ids in order, rebuilt lazily after creates and deletes. */
   private sortedIds: string[] | undefined;
 
@@ -97,8 +123,10 @@ export class BucketStore implements StoreView {
    * both create.
    */
   create(req: CreateBucketRequest, idempotencyKey?: string): CreateResult {
+    this.settlePending();
     const print = fingerprint(req);
     if (idempotencyKey !== undefined) {
+      if (this.revoked.has(idempotencyKey)) throw keyRevoked();
       const seen = this.keys.get(idempotencyKey);
       if (seen !== undefined) {
         if (seen.fingerprint !== print) {
@@ -111,46 +139,85 @@ export class BucketStore implements StoreView {
         return { outcome: 'replayed', bucket: this.view(existing) };
       }
     }
-    const now = this.options.now();
-    const record: BucketRecord = {
-      id: this.newId(),
-      region: req.region,
-      sizeGB: req.sizeGB,
-      encrypted: req.encrypted,
-      tags: sortedTags(req.tags),
-      phase: 'Provisioning',
-      createdAt: now,
-      updatedAt: now,
-      transitionEndsAt: now + this.options.activationDelayMs,
-    };
-    if (idempotencyKey !== undefined) {
-      record.idempotencyKey = idempotencyKey;
-      this.keys.set(idempotencyKey, { key: idempotencyKey, bucketId: record.id, fingerprint: print });
+    return { outcome: 'created', bucket: this.view(this.insert(req, idempotencyKey, this.options.now())) };
+  }
+
+  /**
+   * True when a create with this key would make a new bucket now (no key, or one neither
+   * consumed nor revoked), i.e. when the `lateCommitOnCreate` fault may hold it. Replays and
+   * refusals are answered at once, as they would be without the fault.
+   */
+  wouldCreate(idempotencyKey: string | undefined): boolean {
+    this.settlePending();
+    return idempotencyKey === undefined || (!this.keys.has(idempotencyKey) && !this.revoked.has(idempotencyKey));
+  }
+
+  /**
+   * Accepts a create that commits `delayMs` from now. Until then nothing shows it: a lookup by
+   * the key finds nothing and another create with the key makes its own bucket. When due, it
+   * commits only if the key is still unused and not revoked, so a key makes one bucket at most.
+   */
+  commitLater(req: CreateBucketRequest, idempotencyKey: string | undefined, delayMs: number): void {
+    this.settlePending();
+    const late: LateCommit = { req, idempotencyKey, dueAt: this.options.now() + delayMs };
+    // Stable insertion keeps arrival order among commits due at the same time.
+    const at = this.pending.findIndex((p) => p.dueAt > late.dueAt);
+    if (at === -1) this.pending.push(late);
+    else this.pending.splice(at, 0, late);
+  }
+
+  /**
+   * Fences a key: from now on no create with it commits, neither a new request (410
+   * IdempotencyKeyRevoked) nor a late commit still pending. Idempotent. Returns the live bucket
+   * the key made, which is kept: whoever revokes decides whether it is theirs to delete.
+   */
+  revokeIdempotencyKey(key: string): Bucket | undefined {
+    // A commit due before this call happened before it, so the answer must include it.
+    this.settlePending();
+    if (!this.revoked.has(key)) {
+      this.revoked.add(key);
+      this.changed();
     }
-    this.buckets.set(record.id, record);
-    this.sortedIds = undefined;
-    this.changed();
-    return { outcome: 'created', bucket: this.view(record) };
+    const seen = this.keys.get(key);
+    const record = seen === undefined ? undefined : this.buckets.get(seen.bucketId);
+    return record === undefined ? undefined : this.view(record);
+  }
+
+  /** Pending late commits and what became of the due ones. */
+  lateCommits(): LateCommitReport {
+    this.settlePending();
+    return {
+      pending: this.pending.map((p) => ({
+        ...(p.idempotencyKey !== undefined ? { idempotencyKey: p.idempotencyKey } : {}),
+        commitAt: new Date(p.dueAt).toISOString(),
+      })),
+      committed: this.lateCounts.committed,
+      discarded: { revoked: this.lateCounts.revoked, keyUsed: this.lateCounts.keyUsed },
+    };
   }
 
   /** The bucket, or undefined when absent. */
   get(id: string): Bucket | undefined {
+    this.settlePending();
     const record = this.buckets.get(id);
     return record === undefined ? undefined : this.view(record);
   }
 
   /** Number of buckets. */
   count(): number {
+    this.settlePending();
     return this.buckets.size;
   }
 
   /** Every bucket, ordered by id. */
   list(): Bucket[] {
+    this.settlePending();
     return this.ids().map((id) => this.view(this.mustRecord(id)));
   }
 
   /** One page of buckets matching the query, ordered by id. */
   query(q: ListBucketsQuery): BucketList {
+    this.settlePending();
     let candidates: string[];
     if (q.idempotencyKey !== undefined) {
       const seen = this.keys.get(q.idempotencyKey);
@@ -176,6 +243,7 @@ export class BucketStore implements StoreView {
 
   /** Applies a client update: size may only grow, and not while Provisioning. */
   update(id: string, req: UpdateBucketRequest): Bucket {
+    this.settlePending();
     const record = this.buckets.get(id);
     if (record === undefined) throw bucketNotFound(id);
     this.settle(record);
@@ -210,6 +278,7 @@ export class BucketStore implements StoreView {
 
   /** Removes a bucket; its idempotency key stays consumed. */
   delete(id: string): void {
+    this.settlePending();
     if (!this.buckets.delete(id)) throw bucketNotFound(id);
     this.sortedIds = undefined;
     this.changed();
@@ -217,6 +286,7 @@ export class BucketStore implements StoreView {
 
   /** Sets fields directly, bypassing every rule, to simulate drift. */
   adminPatch(id: string, patch: AdminBucketPatch): Bucket | undefined {
+    this.settlePending();
     const record = this.buckets.get(id);
     if (record === undefined) return undefined;
     this.settle(record);
@@ -235,6 +305,7 @@ export class BucketStore implements StoreView {
 
   /** Removes a bucket behind the client's back; false when absent. */
   adminDelete(id: string): boolean {
+    this.settlePending();
     if (!this.buckets.has(id)) return false;
     this.delete(id);
     return true;
@@ -242,10 +313,13 @@ export class BucketStore implements StoreView {
 
   /** A deep copy of the state, safe to serialise. */
   snapshot(): StoreSnapshot {
+    // The write that calls this saves what is due too, so no further write is asked for.
+    this.settlePending(false);
     return {
       version: 1,
       buckets: [...this.buckets.values()].map((r) => ({ ...r, tags: { ...r.tags } })),
       idempotencyKeys: [...this.keys.values()].map((k) => ({ ...k })),
+      revokedKeys: [...this.revoked].sort(),
     };
   }
 
@@ -253,9 +327,57 @@ export class BucketStore implements StoreView {
   restore(snapshot: StoreSnapshot): void {
     this.buckets.clear();
     this.keys.clear();
+    this.revoked.clear();
+    this.pending = [];
     for (const r of snapshot.buckets) this.buckets.set(r.id, { ...r, tags: sortedTags(r.tags) });
     for (const k of snapshot.idempotencyKeys) this.keys.set(k.key, { ...k });
+    for (const k of snapshot.revokedKeys ?? []) this.revoked.add(k);
     this.sortedIds = undefined;
+  }
+
+  /** Stores a new bucket made at `at` and consumes its key; `notify` false skips onChange. */
+  private insert(req: CreateBucketRequest, idempotencyKey: string | undefined, at: number, notify = true): BucketRecord {
+    const record: BucketRecord = {
+      id: this.newId(),
+      region: req.region,
+      sizeGB: req.sizeGB,
+      encrypted: req.encrypted,
+      tags: sortedTags(req.tags),
+      phase: 'Provisioning',
+      createdAt: at,
+      updatedAt: at,
+      transitionEndsAt: at + this.options.activationDelayMs,
+    };
+    if (idempotencyKey !== undefined) {
+      record.idempotencyKey = idempotencyKey;
+      this.keys.set(idempotencyKey, { key: idempotencyKey, bucketId: record.id, fingerprint: fingerprint(req) });
+    }
+    this.buckets.set(record.id, record);
+    this.sortedIds = undefined;
+    if (notify) this.changed();
+    return record;
+  }
+
+  /**
+   * Commits or discards every late commit that is due, oldest first. A key is consumed once:
+   * a commit whose key a create consumed meanwhile (or a revoke fenced) makes nothing.
+   *
+   * @param notify false when the caller saves the result itself (the snapshot).
+   */
+  private settlePending(notify = true): void {
+    const now = this.options.now();
+    while (this.pending.length > 0 && (this.pending[0]?.dueAt ?? Infinity) <= now) {
+      const late = this.pending.shift() as LateCommit;
+      const key = late.idempotencyKey;
+      if (key !== undefined && this.revoked.has(key)) {
+        this.lateCounts.revoked += 1;
+      } else if (key !== undefined && this.keys.has(key)) {
+        this.lateCounts.keyUsed += 1;
+      } else {
+        this.insert(late.req, key, late.dueAt, notify);
+        this.lateCounts.committed += 1;
+      }
+    }
   }
 
   private ids(): string[] {

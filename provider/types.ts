@@ -79,6 +79,7 @@ export const ErrorCode = {
   PayloadTooLarge: 'PayloadTooLarge',
   IdempotencyKeyReused: 'IdempotencyKeyReused',
   BucketDeleted: 'BucketDeleted',
+  IdempotencyKeyRevoked: 'IdempotencyKeyRevoked',
   NotReady: 'NotReady',
   Throttled: 'Throttled',
   ServiceUnavailable: 'ServiceUnavailable',
@@ -95,6 +96,30 @@ export interface ErrorBody {
   message: string;
 }
 
+/** Answer of `POST /idempotency-keys/{key}/revoke`. */
+export interface RevokeResult {
+  /** The live bucket the key made, or null when it made none or it was deleted. */
+  bucket: Bucket | null;
+}
+
+/** A create accepted under the `lateCommitOnCreate` fault that has not committed yet. */
+export interface PendingCommit {
+  /** Absent when the create sent no key. */
+  idempotencyKey?: string;
+  /** ISO-8601 time the create commits (or is discarded). */
+  commitAt: string;
+}
+
+/** What became of the creates held by the `lateCommitOnCreate` fault (`GET /admin/late-commits`). */
+export interface LateCommitReport {
+  /** Not yet due, oldest first. */
+  pending: PendingCommit[];
+  /** Made a bucket when due. */
+  committed: number;
+  /** Made nothing when due: the key had been revoked, or a create with it had committed meanwhile. */
+  discarded: { revoked: number; keyUsed: number };
+}
+
 /** Statuses a `failNext` fault may answer with. */
 export type FaultStatus = 429 | 500 | 502 | 503 | 504;
 
@@ -102,9 +127,10 @@ export type FaultStatus = 429 | 500 | 502 | 503 | 504;
 export type FaultErrorStatus = 500 | 502 | 503 | 504;
 
 /**
- * Complete fault configuration. Faults apply only to authenticated `/buckets` requests, in
- * this order: `latencyMs`, `outage`, `failNext`, `throttleRate`, `errorRate`, and after a
- * successful create, `dropAfterCommitOnCreate`.
+ * Complete fault configuration. Faults apply only to authenticated requests to the API-key
+ * routes, in this order: `latencyMs`, `outage`, `failNext`, `throttleRate`, `errorRate`; then,
+ * for a create that would make a new bucket, `lateCommitOnCreate`, and after a successful
+ * create, `dropAfterCommitOnCreate`.
  */
 export interface FaultConfig {
   /** Delay added before every `/buckets` request is handled. */
@@ -122,6 +148,13 @@ export interface FaultConfig {
    * that many creates, then stops. Replays of an existing key are never dropped.
    */
   dropAfterCommitOnCreate: number | { count: number };
+  /**
+   * The next `count` creates that would make a new bucket are accepted and never answered:
+   * the request is held until the client gives up, and the bucket is committed `delayMs`
+   * after the request arrived, unless its key was revoked or consumed by another create in
+   * the meantime. Until then a lookup by the key finds nothing. Counts down to zero.
+   */
+  lateCommitOnCreate: { count: number; delayMs: number } | null;
   /** Every `/buckets` request answers 503. */
   outage: boolean;
   /** Answer exactly the next `count` requests with `status`; counts down to zero. */
@@ -156,6 +189,10 @@ export interface StoreView {
   adminPatch(id: string, patch: AdminBucketPatch): Bucket | undefined;
   /** Same effect as `DELETE /admin/buckets/{id}`; false when absent. */
   adminDelete(id: string): boolean;
+  /** Same effect as `POST /idempotency-keys/{key}/revoke`: the live bucket the key made, if any. */
+  revokeIdempotencyKey(key: string): Bucket | undefined;
+  /** Same answer as `GET /admin/late-commits`. */
+  lateCommits(): LateCommitReport;
 }
 
 /** Request counters keyed `"<METHOD> <route template> <status>"`, e.g. `"GET /buckets/{id} 200"`. */

@@ -136,12 +136,15 @@ export function parseAdminPatch(body: unknown): AdminBucketPatch {
   return out;
 }
 
-/** Validates the `Idempotency-Key` header; undefined when absent. */
-export function parseIdempotencyKey(header: string | string[] | undefined): string | undefined {
+/**
+ * Validates the `Idempotency-Key` header (or, with `field`, a key given elsewhere, such as a
+ * path segment); undefined when absent.
+ */
+export function parseIdempotencyKey(header: string | string[] | undefined, field = 'Idempotency-Key'): string | undefined {
   if (header === undefined) return undefined;
-  if (Array.isArray(header)) throw invalid('Idempotency-Key', 'must be given once');
-  if (header.length === 0) throw invalid('Idempotency-Key', 'must not be empty');
-  if (header.length > IDEMPOTENCY_KEY_MAX) throw invalid('Idempotency-Key', `at most ${IDEMPOTENCY_KEY_MAX} characters`);
+  if (Array.isArray(header)) throw invalid(field, 'must be given once');
+  if (header.length === 0) throw invalid(field, 'must not be empty');
+  if (header.length > IDEMPOTENCY_KEY_MAX) throw invalid(field, `at most ${IDEMPOTENCY_KEY_MAX} characters`);
   return header;
 }
 

@@ -10,7 +10,7 @@ import { BucketMetric } from '../api/metric-names';
 import { readProviderErrorBody } from './error-body';
 import { ProviderError } from './errors';
 import { TokenBucket } from './rate-limiter';
-import type { CreateBucketRequest, ProviderBucket, UpdateBucketRequest } from './types';
+import type { CreateBucketRequest, ProviderBucket, RevokeIdempotencyKeyResponse, UpdateBucketRequest } from './types';
 
 /** Options of {@link ProviderClients}. */
 export interface ProviderClientsOptions {
@@ -46,8 +46,10 @@ export interface ProviderClient {
    */
   listBuckets(filter: ListBucketsFilter, signal?: AbortSignal): Promise<ProviderBucket[]>;
   /**
-   * Revokes `key`: no create with it can commit from now on, not even one already in flight.
-   * Resolves the live bucket the key made, if any; that bucket is not deleted.
+   * Revokes `key`: no create with it can commit from now on, not even one already in flight
+   * whose answer never came. Resolves the live bucket the key made, if any; that bucket is not
+   * deleted (it may be another object's, when the key was copied with a manifest). Idempotent.
+   * A 404 is an error, not "no bucket": the provider has no such route, so nothing was fenced.
    */
   revokeIdempotencyKey(key: string, signal?: AbortSignal): Promise<ProviderBucket | undefined>;
   createBucket(req: CreateBucketRequest, idempotencyKey: string, signal?: AbortSignal): Promise<ProviderBucket>;
@@ -107,7 +109,7 @@ export class ProviderClients {
         return items;
       },
       revokeIdempotencyKey: async (key, signal) => {
-        const res = await call<{ bucket: ProviderBucket | null }>('revoke', 'POST', `idempotency-keys/${encodeURIComponent(key)}/revoke`, undefined, undefined, signal);
+        const res = await call<RevokeIdempotencyKeyResponse>('revoke', 'POST', `idempotency-keys/${encodeURIComponent(key)}/revoke`, undefined, undefined, signal);
         return res.bucket ?? undefined;
       },
       createBucket: (req, key, signal) => call<ProviderBucket>('create', 'POST', 'buckets', req, { 'Idempotency-Key': key }, signal),

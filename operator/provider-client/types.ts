@@ -29,3 +29,9 @@ export interface UpdateBucketRequest {
   readonly encrypted?: boolean;
   readonly tags?: Readonly<Record<string, string>>;
 }
+
+/** Answer of `POST /idempotency-keys/{key}/revoke`. */
+export interface RevokeIdempotencyKeyResponse {
+  /** The live bucket the key made, or null. */
+  readonly bucket: ProviderBucket | null;
+}
