@@ -24,6 +24,8 @@ export const Reason = {
   ProviderConfigNotFound: 'ProviderConfigNotFound',
   InvalidProviderConfig: 'InvalidProviderConfig',
   ProviderConfigNotReady: 'ProviderConfigNotReady',
+  /** The config is being deleted: nothing new is made through it; deletions may still use it. */
+  ProviderConfigDeleting: 'ProviderConfigDeleting',
   SecretNotFound: 'SecretNotFound',
   CredentialsRejected: 'CredentialsRejected',
   InvalidSpec: 'InvalidSpec',
@@ -50,6 +52,7 @@ export const TERMINAL_REASONS: ReadonlySet<string> = new Set<Reason>([
   Reason.CredentialsRejected,
   Reason.ProviderChanged,
   Reason.AdoptTargetNotFound,
+  Reason.ProviderConfigDeleting,
 ]);
 
 /** Reasons used in Events. */
