@@ -126,6 +126,9 @@ describe('BucketProviderConfig safety (operator under its ServiceAccount, real p
   it('creates nothing through a config being deleted, and still deprovisions through it', async () => {
     await apply(cp, bucketManifest(ns, 'holder'));
     await kubectlOk(cp, ['wait', '--for=condition=Ready', 'sbucket/holder', '-n', ns, '--timeout=60s']);
+    // The config controller's live check filters on this selectable field at the server.
+    const users = await kubectlOk(cp, ['get', 'sbucket', '-n', ns, '--field-selector', 'spec.providerRef.name=provider', '-o', 'name']);
+    expect(users.trim().split('\n')).to.deep.equal(['storagebucket.storage.avalonhosting.example/holder']);
     // The holder keeps the config's in-use finalizer, so the config stays, being deleted.
     await kubectlOk(cp, ['delete', 'bpc', 'provider', '-n', ns, '--wait=false']);
     await waitForObject<ConfigJson>(cp, 'bpc', 'provider', ns, (c) => Boolean(c.metadata.deletionTimestamp) && condition(c, 'Ready')?.reason === 'InUse', 'the config held InUse');
