@@ -105,6 +105,13 @@ export interface BucketProviderConfigSpec {
   readonly endpoint: string;
 
   /**
+   * Allow an http:// endpoint. The API key is then sent unencrypted, so only set this for a provider on a trusted network (e.g. a local test provider). Without it an http:// endpoint is refused.
+   *
+   * @schema BucketProviderConfigSpec#insecure
+   */
+  readonly insecure?: boolean;
+
+  /**
    * Secret holding the provider API key.
    *
    * @schema BucketProviderConfigSpec#secretRef
@@ -120,6 +127,7 @@ export function toJson_BucketProviderConfigSpec(obj: BucketProviderConfigSpec | 
   if (obj === undefined) { return undefined; }
   const result = {
     'endpoint': obj.endpoint,
+    'insecure': obj.insecure,
     'secretRef': toJson_BucketProviderConfigSpecSecretRef(obj.secretRef),
   };
   // filter undefined values

@@ -42,6 +42,7 @@ function renderVersion(def: ApiDefinition, v: ApiVersionDefinition): Record<stri
     storage: v.storage,
     subresources: { status: {} },
     additionalPrinterColumns: v.printerColumns.map((c) => ({ ...c })),
+    ...(v.selectableFields?.length ? { selectableFields: v.selectableFields.map((f) => ({ ...f })) } : {}),
     schema: {
       openAPIV3Schema: {
         type: 'object',

@@ -119,6 +119,11 @@ export interface OperatorManagerProps {
    */
   readonly driftInterval?: Duration;
   /**
+   * Allow provider endpoints at link-local and cloud metadata addresses.
+   * @default false
+   */
+  readonly allowLinkLocalEndpoints?: boolean;
+  /**
    * Extra labels of the manager's Pods (object labels are set by the caller).
    * @default none
    */
@@ -167,6 +172,7 @@ export class OperatorManager extends Construct {
       `--provider-qps=${props.providerQps ?? 20}`,
       `--provider-burst=${props.providerBurst ?? 40}`,
       `--log-level=${props.logLevel ?? 'info'}`,
+      `--allow-link-local-endpoints=${props.allowLinkLocalEndpoints ?? false}`,
       ...(props.watchNamespace ? [`--watch-namespace=${props.watchNamespace}`] : []),
     ];
 

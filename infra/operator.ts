@@ -100,6 +100,13 @@ export interface BucketOperatorProps {
    */
   readonly maxConcurrentReconciles?: number;
   /**
+   * Let BucketProviderConfigs point at link-local addresses (169.254.0.0/16, fe80::/10) and
+   * cloud metadata services (169.254.169.254, metadata.google.internal, ...). Off, a config
+   * cannot make the operator send its API key, or fetch, from the node's metadata service.
+   * @default false
+   */
+  readonly allowLinkLocalEndpoints?: boolean;
+  /**
    * Also render the aggregated `bucketoperator-editor`/`-viewer` ClusterRoles, so namespace
    * admins, editors and viewers may use the custom resources.
    * @default true
@@ -197,6 +204,7 @@ export class BucketOperator extends Construct {
       pollInterval: props.pollInterval,
       driftInterval: props.driftInterval,
       maxConcurrentReconciles: props.maxConcurrentReconciles,
+      allowLinkLocalEndpoints: props.allowLinkLocalEndpoints,
       podLabels: props.labels,
     });
 

@@ -21,8 +21,14 @@ const USAGE = `Usage: bucketoperator [flags]
   --poll-interval DURATION          poll while Provisioning/Resizing, e.g. 3s (default 3s)
   --drift-interval DURATION         time between bulk drift scans (one provider list per account), e.g. 60s (default 60s)
   --provider-qps N --provider-burst N   provider calls per endpoint (default 20/40)
+  --allow-link-local-endpoints[=true|false]  let BucketProviderConfigs point at link-local
+                                    (169.254.0.0/16, fe80::/10) and cloud metadata addresses
+                                    (default false)
   --log-level LEVEL                 debug|info|warn|error (default info)
   --log-format json|pretty          (default json)`;
+
+/** Flags that take true/false and mean true when given alone. */
+const BOOLEAN_FLAGS = ['--leader-elect', '--allow-link-local-endpoints'];
 
 const LEVELS = ['trace', 'debug', 'info', 'warn', 'error', 'fatal', 'silent'] as const;
 
@@ -82,12 +88,13 @@ function main(): void {
       'drift-interval': { type: 'string' },
       'provider-qps': { type: 'string' },
       'provider-burst': { type: 'string' },
+      'allow-link-local-endpoints': { type: 'string' },
       'log-level': { type: 'string' },
       'log-format': { type: 'string' },
       help: { type: 'boolean', short: 'h' },
     },
-    // `--leader-elect` alone means true, as with Go's flag package.
-    args: process.argv.slice(2).map((a) => (a === '--leader-elect' ? '--leader-elect=true' : a)),
+    // A boolean flag alone means true, as with Go's flag package.
+    args: process.argv.slice(2).map((a) => (BOOLEAN_FLAGS.includes(a) ? `${a}=true` : a)),
     strict: true,
   });
   if (values.help) {
@@ -115,6 +122,7 @@ function main(): void {
     driftIntervalMs: duration('drift-interval', values['drift-interval'], 60_000),
     providerQps: positiveInt('provider-qps', values['provider-qps'], 20),
     providerBurst: positiveInt('provider-burst', values['provider-burst'], 40),
+    allowLinkLocalEndpoints: bool('allow-link-local-endpoints', values['allow-link-local-endpoints']),
   });
 
   let stopping = false;

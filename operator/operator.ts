@@ -44,6 +44,11 @@ export interface OperatorOptions {
   readonly providerBurst?: number;
   /** @default 10000 */
   readonly providerTimeoutMs?: number;
+  /**
+   * Allow provider endpoints at link-local and cloud metadata addresses (literal hosts are
+   * refused when a bucket connects, resolved ones when a socket opens). @default false
+   */
+  readonly allowLinkLocalEndpoints?: boolean;
   /** @default 30000 */
   readonly gracefulShutdownTimeoutMs?: number;
   /** Overrides the Lease identity (tests). */
@@ -89,6 +94,7 @@ export function startOperator(opts: OperatorOptions): RunningOperator {
     qps: opts.providerQps,
     burst: opts.providerBurst,
     timeoutMs: opts.providerTimeoutMs,
+    allowLinkLocalEndpoints: opts.allowLinkLocalEndpoints,
   });
   const events = new EventRecorder({
     client,

@@ -10,6 +10,7 @@ import { conditionsEqual, setCondition, type Condition } from '../runtime/condit
 import { done, type Action, type ReconcileContext, type Reconciler, type Request } from '../runtime/reconcile';
 import type { NamedCache } from '../runtime/named-informers';
 import type { Cache } from '../runtime/types';
+import { endpointProblem } from './connect';
 import { BUCKETS_BY_CONFIG } from './indexes';
 import { PROVIDER_CONFIG } from './kinds';
 import { ConditionType, Reason } from './reasons';
@@ -25,6 +26,8 @@ export interface ConfigReconcilerDeps {
   /** Credential Secrets, watched by name while a config refers to them. */
   readonly secrets: NamedCache<V1Secret>;
   readonly writer: ObjectWriter;
+  /** `--allow-link-local-endpoints`, so Ready says what connect() will say. @default false */
+  readonly allowLinkLocalEndpoints?: boolean;
   /** @default () => new Date() */
   readonly now?: () => Date;
 }
@@ -47,7 +50,17 @@ export class ConfigReconciler implements Reconciler {
     if (config.metadata.deletionTimestamp) {
       if (!hasFinalizer) return done();
       if (users.length === 0) {
-        await this.d.writer.removeFinalizer(PROVIDER_CONFIG, config, CONFIG_IN_USE_FINALIZER);
+        // The cache may lag a bucket created just now; the API server has the last word.
+        if (!(await this.d.writer.configHasUsers(req))) {
+          await this.d.writer.removeFinalizer(PROVIDER_CONFIG, config, CONFIG_IN_USE_FINALIZER);
+          return done();
+        }
+        // The bucket's arrival in the cache maps back to this config and brings it here again.
+        await this.writeStatus(config, 1, {
+          status: 'False',
+          reason: IN_USE_REASON,
+          message: 'deletion waits for a StorageBucket using this config (not yet in the operator cache)',
+        });
         return done();
       }
       await this.writeStatus(config, users.length, {
@@ -69,6 +82,10 @@ export class ConfigReconciler implements Reconciler {
   private async secretReadiness(
     config: BucketProviderConfig, signal: AbortSignal,
   ): Promise<{ status: 'True' | 'False'; reason: string; message: string }> {
+    // An endpoint the operator refuses is reported first: it needs the config edited, whatever
+    // the Secret holds.
+    const problem = endpointProblem(config.spec, { allowLinkLocal: this.d.allowLinkLocalEndpoints ?? false });
+    if (problem) return { status: 'False', reason: Reason.InvalidProviderConfig, message: problem };
     const ns = config.metadata.namespace ?? '';
     const name = config.spec.secretRef.name;
     const key = config.spec.secretRef.key ?? DEFAULT_SECRET_KEY;
@@ -82,7 +99,6 @@ export class ConfigReconciler implements Reconciler {
     if (!Buffer.from(value, 'base64').toString('utf8').trim()) {
       return { status: 'False', reason: Reason.SecretNotFound, message: `key ${key} in Secret ${ns}/${name} is empty` };
     }
-    if (!URL.canParse(config.spec.endpoint)) return { status: 'False', reason: Reason.InvalidProviderConfig, message: 'endpoint is not a valid URL' };
     return { status: 'True', reason: Reason.Available, message: '' };
   }
 

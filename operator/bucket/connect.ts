@@ -5,9 +5,9 @@
  */
 import { createHash } from 'node:crypto';
 import type { V1Secret } from '@kubernetes/client-node';
-import type { BucketProviderConfig, StorageBucket } from '../api/v1';
+import type { BucketProviderConfig, BucketProviderConfigSpec, StorageBucket } from '../api/v1';
 import { CONFIG_IN_USE_FINALIZER, DEFAULT_SECRET_KEY } from '../api/v1';
-import type { ProviderClient, ProviderClients } from '../provider-client';
+import { ALLOW_LINK_LOCAL_FLAG, deniedEndpointHost, type ProviderClient, type ProviderClients } from '../provider-client';
 import type { NamedCache } from '../runtime/named-informers';
 import type { Cache } from '../runtime/types';
 import { Reason } from './reasons';
@@ -31,6 +31,7 @@ export class ConnectError extends Error {
     readonly reason:
       | typeof Reason.ProviderConfigNotFound
       | typeof Reason.ProviderConfigNotReady
+      | typeof Reason.ProviderConfigDeleting
       | typeof Reason.SecretNotFound
       | typeof Reason.InvalidProviderConfig,
     message: string,
@@ -47,6 +48,30 @@ export interface ConnectDeps {
   readonly clients: ProviderClients;
 }
 
+/** What {@link endpointProblem} needs to know about the operator's settings. */
+export interface EndpointPolicy {
+  /** `--allow-link-local-endpoints`. */
+  readonly allowLinkLocal: boolean;
+}
+
+/**
+ * Why the operator will not send an API key to the endpoint of `spec`, in one line naming
+ * the field, or undefined when it may. Shared by connect() and the config's own Ready
+ * condition, so a bucket and its config always give the same reason. The CEL rule refuses
+ * http without `insecure` on write; this catches objects stored before the rule existed.
+ */
+export function endpointProblem(spec: Pick<BucketProviderConfigSpec, 'endpoint' | 'insecure'>, policy: EndpointPolicy): string | undefined {
+  if (!URL.canParse(spec.endpoint)) return 'endpoint is not a valid URL';
+  if (new URL(spec.endpoint).protocol !== 'https:' && spec.insecure !== true) {
+    return 'spec.endpoint is not https:// and spec.insecure is not true: the API key would be sent in clear';
+  }
+  if (!policy.allowLinkLocal) {
+    const why = deniedEndpointHost(spec.endpoint);
+    if (why) return `spec.endpoint ${why}: refused (${ALLOW_LINK_LOCAL_FLAG} allows it)`;
+  }
+  return undefined;
+}
+
 /**
  * Resolves the connection for `bucket`, or throws a {@link ConnectError}. Waits (up to
  * `signal`) for the Secret's informer to fill, so a config that has just appeared is never
@@ -59,14 +84,24 @@ export async function connect(deps: ConnectDeps, bucket: StorageBucket, signal?:
   if (!config) {
     throw new ConnectError(Reason.ProviderConfigNotFound, `BucketProviderConfig ${namespace}/${configName} not found`);
   }
-  // The config's in-use finalizer is what keeps it (and so the way to deprovision) alive while
-  // buckets exist; until its controller has added it, nothing is created through it.
-  if (!bucket.metadata.deletionTimestamp && !(config.metadata.finalizers ?? []).includes(CONFIG_IN_USE_FINALIZER)) {
-    throw new ConnectError(Reason.ProviderConfigNotReady, `BucketProviderConfig ${namespace}/${configName} is not yet marked in use`);
+  if (!bucket.metadata.deletionTimestamp) {
+    // A config being deleted stays only until its last bucket is gone: whatever is made through
+    // it now would be left without a way to deprovision. A bucket being deleted still uses it.
+    if (config.metadata.deletionTimestamp) {
+      throw new ConnectError(
+        Reason.ProviderConfigDeleting,
+        `BucketProviderConfig ${namespace}/${configName} is being deleted: nothing new is created through it; delete this StorageBucket or point a new one at another config`,
+      );
+    }
+    // The config's in-use finalizer is what keeps it (and so the way to deprovision) alive while
+    // buckets exist; until its controller has added it, nothing is created through it.
+    if (!(config.metadata.finalizers ?? []).includes(CONFIG_IN_USE_FINALIZER)) {
+      throw new ConnectError(Reason.ProviderConfigNotReady, `BucketProviderConfig ${namespace}/${configName} is not yet marked in use`);
+    }
   }
-  if (!URL.canParse(config.spec.endpoint)) {
-    throw new ConnectError(Reason.InvalidProviderConfig, `BucketProviderConfig ${namespace}/${configName} has an endpoint that is not a valid URL`);
-  }
+  // Checked for deletions too: the API key is never sent in clear or to a metadata service.
+  const problem = endpointProblem(config.spec, { allowLinkLocal: deps.clients.allowLinkLocalEndpoints });
+  if (problem) throw new ConnectError(Reason.InvalidProviderConfig, `BucketProviderConfig ${namespace}/${configName}: ${problem}`);
   const secretName = config.spec.secretRef.name;
   const key = config.spec.secretRef.key ?? DEFAULT_SECRET_KEY;
   await deps.secrets.waitForKey({ namespace, name: secretName }, signal);

@@ -3,11 +3,13 @@
  * carry the resourceVersion they were computed from, so a stale cache yields a 409 instead of a
  * lost update; so do status patches, which are diffs against the object as read.
  */
+import { PROVIDER_REF_FIELD, type StorageBucket } from '../api/v1';
 import { applyObject } from '../runtime/apply';
-import { isNotFound, type KubeClient } from '../runtime/client';
+import { ApiError, isNotFound, type KubeClient } from '../runtime/client';
 import { addFinalizer, removeFinalizer } from '../runtime/finalizers';
 import { patchStatus } from '../runtime/status';
 import type { KubeObject, ObjectKey, ResourceKind } from '../runtime/types';
+import { STORAGE_BUCKET } from './kinds';
 import type { ObjectWriter } from './writer';
 
 /** Builds the writer used by the bucket controllers. */
@@ -48,6 +50,24 @@ export function kubeWriter(client: KubeClient, fieldManager: string): ObjectWrit
       } catch (err) {
         if (isNotFound(err)) return undefined;
         throw err;
+      }
+    },
+    async configHasUsers(config: ObjectKey): Promise<boolean> {
+      try {
+        // spec.providerRef.name is a selectable field of the CRD, so the server filters. Asked
+        // only when the cache already counts no users, so this is normally one empty page.
+        const { items } = await client.list<StorageBucket>(STORAGE_BUCKET, {
+          namespace: config.namespace,
+          fieldSelector: `${PROVIDER_REF_FIELD}=${config.name}`,
+          limit: 1,
+        });
+        return items.length > 0;
+      } catch (err) {
+        // A CRD installed before the field was selectable answers 400: list the namespace's
+        // StorageBuckets instead (our own kind, so bounded by our own objects).
+        if (!(err instanceof ApiError && err.status === 400)) throw err;
+        const { items } = await client.list<StorageBucket>(STORAGE_BUCKET, { namespace: config.namespace });
+        return items.some((b) => b.spec?.providerRef?.name === config.name);
       }
     },
   };

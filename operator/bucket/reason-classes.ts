@@ -36,6 +36,10 @@ export const BUCKET_REASON_CLASS: Readonly<Record<Reason, ReasonClass>> = {
   [Reason.AdoptTargetNotFound]: 'terminal',
   [Reason.ProviderChanged]: 'terminal',
   [Reason.BucketOwnedElsewhere]: 'terminal',
+  // The bucket itself keeps the config's in-use finalizer, so the config cannot finish
+  // deleting and come back while the bucket exists: a person must delete the bucket (or
+  // point a new bucket at another config).
+  [Reason.ProviderConfigDeleting]: 'terminal',
   [Reason.ReconcilePaused]: 'paused',
 };
 

@@ -24,6 +24,8 @@ export const Reason = {
   ProviderConfigNotFound: 'ProviderConfigNotFound',
   InvalidProviderConfig: 'InvalidProviderConfig',
   ProviderConfigNotReady: 'ProviderConfigNotReady',
+  /** The config is being deleted: nothing new is made through it; deletions may still use it. */
+  ProviderConfigDeleting: 'ProviderConfigDeleting',
   SecretNotFound: 'SecretNotFound',
   CredentialsRejected: 'CredentialsRejected',
   InvalidSpec: 'InvalidSpec',
@@ -53,6 +55,7 @@ export const TERMINAL_REASONS: ReadonlySet<string> = new Set<Reason>([
   Reason.ProviderChanged,
   Reason.AdoptTargetNotFound,
   Reason.BucketOwnedElsewhere,
+  Reason.ProviderConfigDeleting,
 ]);
 
 /** Reasons used in Events. */

@@ -140,7 +140,7 @@ export function setupBucketControllers(mgr: Manager, opts: BucketControllersOpti
     .watches<StorageBucket>(STORAGE_BUCKET, configForBucket, { predicates: [membershipChanged], delayMs: CONFIG_COUNT_DELAY_MS })
     .watches<V1Secret>(SECRET, configsForSecret(configs), { informer: credentials })
     .withOptions({ ...runner, maxConcurrentReconciles: 2 })
-    .complete(new ConfigReconciler({ configs, buckets, secrets, writer: opts.writer }));
+    .complete(new ConfigReconciler({ configs, buckets, secrets, writer: opts.writer, allowLinkLocalEndpoints: opts.clients.allowLinkLocalEndpoints }));
 
   // Secrets only matter here when their finalizers or deletion change; data edits do not.
   const secretProtection = new ControllerBuilder(SECRET_PROTECTION_CONTROLLER, mgr)

@@ -34,6 +34,13 @@ export interface ObjectWriter {
   create(kind: ResourceKind, obj: KubeObject): Promise<void>;
   /** Reads one object from the API server, bypassing the caches; undefined when it does not exist. */
   get<T extends KubeObject>(kind: ResourceKind, key: ObjectKey): Promise<T | undefined>;
+
+  /**
+   * Whether any StorageBucket in `config.namespace` names the config `config.name`, asked of
+   * the API server rather than the cache: a bucket created a moment ago may not be cached yet,
+   * and letting the config go then would leave that bucket without a way to deprovision.
+   */
+  configHasUsers(config: ObjectKey): Promise<boolean>;
 }
 
 /** Records Kubernetes Events about an object; never throws. */

@@ -7,6 +7,7 @@ import http from 'node:http';
 import https from 'node:https';
 import { Histogram, type Registry } from 'prom-client';
 import { BucketMetric } from '../api/metric-names';
+import { guardedLookup, type Resolver } from './endpoint-policy';
 import { readProviderErrorBody } from './error-body';
 import { ProviderError } from './errors';
 import { TokenBucket } from './rate-limiter';
@@ -22,6 +23,13 @@ export interface ProviderClientsOptions {
   readonly qps?: number;
   /** Burst per endpoint. @default 40 */
   readonly burst?: number;
+  /**
+   * Allow endpoints that are (or resolve to) link-local or cloud metadata addresses; see
+   * endpoint-policy.ts. @default false
+   */
+  readonly allowLinkLocalEndpoints?: boolean;
+  /** Resolver behind that check (tests resolve names to chosen addresses). @default dns.lookup */
+  readonly resolve?: Resolver;
 }
 
 /** Provider operations, named as in the metric label `operation`. */
@@ -61,12 +69,20 @@ export interface ProviderClient {
 /** Factory and shared state of provider clients. */
 export class ProviderClients {
   private readonly limiters = new Map<string, TokenBucket>();
-  private readonly httpAgent = new http.Agent({ keepAlive: true, maxSockets: 32 });
-  private readonly httpsAgent = new https.Agent({ keepAlive: true, maxSockets: 32 });
+  private readonly httpAgent: http.Agent;
+  private readonly httpsAgent: https.Agent;
   private readonly duration: Histogram<'operation' | 'code'>;
   private readonly timeoutMs: number;
+  /** Whether link-local and metadata endpoints are allowed (connect() checks literal hosts). */
+  readonly allowLinkLocalEndpoints: boolean;
 
   constructor(private readonly opts: ProviderClientsOptions = {}) {
+    this.allowLinkLocalEndpoints = opts.allowLinkLocalEndpoints ?? false;
+    // The agents check every address a host name resolves to before a socket connects, so a
+    // DNS name pointing at a metadata service is refused like the literal address.
+    const lookup = this.allowLinkLocalEndpoints ? {} : { lookup: guardedLookup(opts.resolve) };
+    this.httpAgent = new http.Agent({ keepAlive: true, maxSockets: 32, ...lookup });
+    this.httpsAgent = new https.Agent({ keepAlive: true, maxSockets: 32, ...lookup });
     this.timeoutMs = opts.timeoutMs ?? 10_000;
     this.duration = new Histogram({
       name: BucketMetric.providerCallDuration,

@@ -92,7 +92,7 @@ describe('GitOps health checks on live objects (lua5.1 and cel-go)', function ()
     for (const m of providerManifests(ns, fast.url, 'not-the-key', 'wrong-key')) await apply(cp, m);
     for (const m of providerManifests(ns, fast.url, fast.apiKey, 'movable')) await apply(cp, m);
     await apply(cp, providerManifests(ns, fast.url, fast.apiKey, 'no-secret')[1]);
-    await apply(cp, { ...providerManifests(ns, fast.url, fast.apiKey, 'bad-endpoint')[1], spec: { endpoint: 'http://[bad', secretRef: { name: 'provider-key' } } });
+    await apply(cp, { ...providerManifests(ns, fast.url, fast.apiKey, 'bad-endpoint')[1], spec: { endpoint: 'http://[bad', secretRef: { name: 'provider-key' }, insecure: true } });
     const kubeconfig = await cp.serviceAccountKubeconfig('bucketoperator-system', 'bucketoperator-controller-manager');
     operator = await startOperatorProcess({ kubeconfig, logFile: join(tmp, 'operator.log') });
 

@@ -104,6 +104,10 @@ export class FakeStore implements ObjectWriter {
     return this.read<T>(kind.kind, k.name, k.namespace ?? '');
   }
 
+  async configHasUsers(config: ObjectKey): Promise<boolean> {
+    return this.all<StorageBucket>('StorageBucket').some((b) => b.metadata.namespace === config.namespace && b.spec.providerRef.name === config.name);
+  }
+
   /** Every stored object of `kind`. */
   all<T extends KubeObject>(kind: string): T[] {
     return [...this.objects.entries()].filter(([k]) => k.startsWith(`${kind}/`)).map(([, v]) => structuredClone(v) as T);

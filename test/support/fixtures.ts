@@ -1,6 +1,8 @@
 /** Builders for test objects: `bucket().withFinalizer().deleting().build()`. */
-import type { StorageBucket, StorageBucketSpec, StorageBucketStatus } from '../../operator/api/v1';
-import { ADOPT_ANNOTATION, API_VERSION, BUCKET_FINALIZER, IDEMPOTENCY_KEY_ANNOTATION, PAUSED_ANNOTATION } from '../../operator/api/v1';
+import type { BucketProviderConfig, BucketProviderConfigSpec, StorageBucket, StorageBucketSpec, StorageBucketStatus } from '../../operator/api/v1';
+import {
+  ADOPT_ANNOTATION, API_VERSION, BUCKET_FINALIZER, CONFIG_IN_USE_FINALIZER, IDEMPOTENCY_KEY_ANNOTATION, PAUSED_ANNOTATION,
+} from '../../operator/api/v1';
 import type { ProviderBucket } from '../../operator/provider-client';
 
 /** Fluent builder of StorageBucket objects. */
@@ -117,4 +119,43 @@ export function readyStatus(providerEndpoint: string, overrides: Partial<Storage
     ],
     ...overrides,
   };
+}
+
+/** Fluent builder of BucketProviderConfig objects: `providerConfig().inUse().deleting().build()`. */
+export class ProviderConfigBuilder {
+  private obj: BucketProviderConfig;
+
+  constructor(name = 'default', namespace = 'ns1') {
+    this.obj = {
+      apiVersion: API_VERSION,
+      kind: 'BucketProviderConfig',
+      metadata: { name, namespace, generation: 1, uid: `uid-${name}`, resourceVersion: '1' },
+      spec: { endpoint: 'https://storage.example.com', secretRef: { name: 'key', key: 'apiKey' } },
+    };
+  }
+
+  withSpec(spec: Partial<BucketProviderConfigSpec>): this {
+    this.obj = { ...this.obj, spec: { ...this.obj.spec, ...spec } };
+    return this;
+  }
+
+  /** The in-use finalizer in place, as after the config controller's first pass. */
+  inUse(): this {
+    this.obj.metadata = { ...this.obj.metadata, finalizers: [CONFIG_IN_USE_FINALIZER] };
+    return this;
+  }
+
+  deleting(): this {
+    this.obj.metadata = { ...this.obj.metadata, deletionTimestamp: new Date('2026-01-01T00:00:00Z') };
+    return this;
+  }
+
+  build(): BucketProviderConfig {
+    return structuredClone(this.obj);
+  }
+}
+
+/** Starts a BucketProviderConfig builder. */
+export function providerConfig(name?: string, namespace?: string): ProviderConfigBuilder {
+  return new ProviderConfigBuilder(name, namespace);
 }

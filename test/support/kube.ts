@@ -66,7 +66,10 @@ export function bucketManifest(ns: string, name: string, spec: Record<string, un
   };
 }
 
-/** The provider Secret and BucketProviderConfig named `provider` in `ns`. */
+/**
+ * The provider Secret and BucketProviderConfig named `provider` in `ns`. The mock provider
+ * speaks plain http, which a config must allow explicitly (`insecure: true`).
+ */
 export function providerManifests(ns: string, endpoint: string, apiKey: string, name = 'provider') {
   return [
     { apiVersion: 'v1', kind: 'Secret', metadata: { name: `${name}-key`, namespace: ns }, stringData: { apiKey } },
@@ -74,7 +77,7 @@ export function providerManifests(ns: string, endpoint: string, apiKey: string, 
       apiVersion: 'storage.avalonhosting.example/v1',
       kind: 'BucketProviderConfig',
       metadata: { name, namespace: ns },
-      spec: { endpoint, secretRef: { name: `${name}-key`, key: 'apiKey' } },
+      spec: { endpoint, secretRef: { name: `${name}-key`, key: 'apiKey' }, ...(endpoint.startsWith('http://') ? { insecure: true } : {}) },
     },
   ];
 }

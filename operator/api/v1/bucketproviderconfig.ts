@@ -10,6 +10,17 @@ import { ConditionList, type ApiDefinition } from './schema-helpers';
 /** Key used in the Secret when `secretRef.key` is not given. */
 export const DEFAULT_SECRET_KEY = 'apiKey';
 
+/**
+ * The CEL rule on the spec: the API key travels in every request's Authorization header, so
+ * a plain-http endpoint needs an explicit `insecure: true`. Plain CEL (no Kubernetes library
+ * functions), so the unit tests evaluate the same text with cel-go. `has()` keeps objects
+ * stored before the field existed (no default applied yet) judged the same way.
+ */
+export const HTTPS_RULE = {
+  rule: "self.endpoint.startsWith('https://') || (has(self.insecure) && self.insecure)",
+  message: 'spec.endpoint must start with https:// unless spec.insecure is true: over http the API key is sent in clear',
+} as const;
+
 /** Desired state of a BucketProviderConfig. */
 export const BucketProviderConfigSpec = Type.Object(
   {
@@ -33,8 +44,18 @@ export const BucketProviderConfigSpec = Type.Object(
       },
       { description: 'Secret holding the provider API key.' },
     ),
+    insecure: Type.Optional(
+      Type.Boolean({
+        description:
+          'Allow an http:// endpoint. The API key is then sent unencrypted, so only set this for a provider on a trusted network (e.g. a local test provider). Without it an http:// endpoint is refused.',
+        default: false,
+      }),
+    ),
   },
-  { description: 'Where the provider is and how to authenticate to it.' },
+  {
+    description: 'Where the provider is and how to authenticate to it.',
+    'x-kubernetes-validations': [{ ...HTTPS_RULE }],
+  },
 );
 
 /** Desired state of a BucketProviderConfig. */
@@ -86,6 +107,7 @@ export const BucketProviderConfigDefinition: ApiDefinition = {
       status: BucketProviderConfigStatus,
       printerColumns: [
         { name: 'Endpoint', type: 'string', jsonPath: '.spec.endpoint', description: 'Provider API base URL.' },
+        { name: 'Insecure', type: 'boolean', jsonPath: '.spec.insecure', description: 'Whether a plain-http endpoint (API key in clear) is allowed.' },
         { name: 'Ready', type: 'string', jsonPath: '.status.conditions[?(@.type=="Ready")].status', description: 'Whether the provider accepts the credentials.' },
         { name: 'Buckets', type: 'integer', jsonPath: '.status.bucketCount', description: 'StorageBuckets using this config.' },
         { name: 'Age', type: 'date', jsonPath: '.metadata.creationTimestamp' },

@@ -90,6 +90,8 @@ export interface ApiVersionDefinition {
   readonly spec: TSchema;
   readonly status: TSchema;
   readonly printerColumns: readonly PrinterColumn[];
+  /** Fields a list or watch may filter on with a fieldSelector (CRD `selectableFields`). */
+  readonly selectableFields?: readonly { readonly jsonPath: string }[];
 }
 
 /** Everything needed to render a CustomResourceDefinition for one kind. */

@@ -149,6 +149,13 @@ export interface StorageBucket {
   status?: StorageBucketStatus;
 }
 
+/**
+ * Field selector key of `spec.providerRef.name` (a CRD selectable field): the config
+ * controller asks the API server, not its cache, whether a config still has users before it
+ * lets the config go.
+ */
+export const PROVIDER_REF_FIELD = 'spec.providerRef.name';
+
 /** The CRD definition of StorageBucket. */
 export const StorageBucketDefinition: ApiDefinition = {
   group: GROUP,
@@ -174,6 +181,7 @@ export const StorageBucketDefinition: ApiDefinition = {
       storage: true,
       spec: StorageBucketSpec,
       status: StorageBucketStatus,
+      selectableFields: [{ jsonPath: `.${PROVIDER_REF_FIELD}` }],
       printerColumns: [
         { name: 'Ready', type: 'string', jsonPath: '.status.conditions[?(@.type=="Ready")].status', description: 'Whether the bucket is ready for use.' },
         { name: 'Phase', type: 'string', jsonPath: '.status.phase', description: 'Lifecycle phase.' },

@@ -5,6 +5,12 @@
 // Input (stdin): {"cases": [{"exprs": {"current": "...", "inProgress": "...", "failed": "..."},
 // "object": {...}}]}. Output (stdout): one JSON array, per case {"status": "Current" |
 // "InProgress" | "Failed"} or {"error": "..."}.
+//
+// A second mode evaluates CRD x-kubernetes-validations rules: input {"rules": [{"rule": "...",
+// "self": {...}}]}, output per rule {"valid": true|false} or {"error": "..."}. `self` is the
+// JSON value of the schema node the rule sits on, as the API server binds it. Only plain CEL
+// is available here (no Kubernetes library functions such as url()), so rules tested this way
+// must keep to it.
 package main
 
 import (
@@ -154,6 +160,48 @@ func evaluate(env *cel.Env, c testCase) result {
 	return result{Status: "InProgress"}
 }
 
+type ruleCase struct {
+	Rule string          `json:"rule"`
+	Self json.RawMessage `json:"self"`
+}
+
+type ruleResult struct {
+	Valid *bool  `json:"valid,omitempty"`
+	Error string `json:"error,omitempty"`
+}
+
+// evaluateRule compiles rule with `self` declared and evaluates it against c.Self.
+func evaluateRule(env *cel.Env, c ruleCase) ruleResult {
+	ruleEnv, err := env.Extend(cel.Variable("self", cel.DynType))
+	if err != nil {
+		return ruleResult{Error: err.Error()}
+	}
+	ast, issues := ruleEnv.Compile(c.Rule)
+	if issues != nil && issues.Err() != nil {
+		return ruleResult{Error: issues.String()}
+	}
+	prog, err := ruleEnv.Program(ast)
+	if err != nil {
+		return ruleResult{Error: err.Error()}
+	}
+	dec := json.NewDecoder(bytes.NewReader(c.Self))
+	dec.UseNumber()
+	var raw any
+	if err := dec.Decode(&raw); err != nil {
+		return ruleResult{Error: err.Error()}
+	}
+	val, _, err := prog.Eval(map[string]any{"self": normalize(raw)})
+	if err != nil {
+		return ruleResult{Error: err.Error()}
+	}
+	b, ok := val.(types.Bool)
+	if !ok {
+		return ruleResult{Error: fmt.Sprintf("rule '%s' did not evaluate to a boolean", c.Rule)}
+	}
+	v := bool(b)
+	return ruleResult{Valid: &v}
+}
+
 func main() {
 	in, err := io.ReadAll(os.Stdin)
 	if err != nil {
@@ -162,6 +210,7 @@ func main() {
 	}
 	var input struct {
 		Cases []testCase `json:"cases"`
+		Rules []ruleCase `json:"rules"`
 	}
 	if err := json.Unmarshal(in, &input); err != nil {
 		fmt.Fprintln(os.Stderr, "cannot parse input:", err)
@@ -171,6 +220,17 @@ func main() {
 	if err != nil {
 		fmt.Fprintln(os.Stderr, err)
 		os.Exit(2)
+	}
+	if input.Rules != nil {
+		outRules := make([]ruleResult, 0, len(input.Rules))
+		for _, c := range input.Rules {
+			outRules = append(outRules, evaluateRule(env, c))
+		}
+		if err := json.NewEncoder(os.Stdout).Encode(outRules); err != nil {
+			fmt.Fprintln(os.Stderr, err)
+			os.Exit(2)
+		}
+		return
 	}
 	out := make([]result, 0, len(input.Cases))
 	for _, c := range input.Cases {

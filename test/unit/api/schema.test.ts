@@ -102,6 +102,8 @@ describe('BucketProviderConfig spec schema', () => {
     'endpoint with spaces': [{ endpoint: 'http://a b', secretRef: { name: 's' } }, false],
     'missing secretRef': [{ endpoint: 'http://x' }, false],
     'empty secret name': [{ endpoint: 'http://x', secretRef: { name: '' } }, false],
+    'insecure true': [{ endpoint: 'http://x', secretRef: { name: 's' }, insecure: true }, true],
+    'insecure as a string': [{ endpoint: 'http://x', secretRef: { name: 's' }, insecure: 'yes' }, false],
   };
   for (const [name, [spec, ok]] of Object.entries(cases)) {
     it(`${ok ? 'accepts' : 'rejects'} ${name}`, () => {

@@ -33,7 +33,7 @@ describe('DriftScanner', () => {
     configs.upsert({
       apiVersion: API_VERSION, kind: 'BucketProviderConfig',
       metadata: { name: 'default', namespace: 'ns1', finalizers: [CONFIG_IN_USE_FINALIZER] },
-      spec: { endpoint: p.url, secretRef: { name: 'key', key: 'apiKey' } },
+      spec: { endpoint: p.url, secretRef: { name: 'key', key: 'apiKey' }, insecure: true },
     });
     secrets.upsert({ metadata: { name: 'key', namespace: 'ns1' }, data: { apiKey: Buffer.from(apiKey).toString('base64') } });
     const sent: ObjectKey[] = [];

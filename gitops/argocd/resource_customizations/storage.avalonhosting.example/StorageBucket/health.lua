@@ -13,6 +13,7 @@ local terminal = {
   CredentialsRejected = true,
   InvalidSpec = true,
   ProviderChanged = true,
+  ProviderConfigDeleting = true,
 }
 
 local annotations = obj.metadata.annotations

@@ -1,0 +1,126 @@
+import { expect } from 'chai';
+import type { V1Secret } from '@kubernetes/client-node';
+import type { BucketProviderConfig, StorageBucket } from '../../../operator/api/v1';
+import { connect, ConnectError, endpointProblem } from '../../../operator/bucket/connect';
+import { Reason } from '../../../operator/bucket/reasons';
+import { ProviderClients } from '../../../operator/provider-client';
+import { IndexedCache } from '../../../operator/runtime/cache';
+import { bucket, providerConfig } from '../../support/fixtures';
+
+const API_KEY = 'secret-api-key-42';
+
+/** connect() against caches filled by hand; no provider call is made. */
+function deps(config: BucketProviderConfig | undefined, opts: { allowLinkLocal?: boolean } = {}) {
+  const configs = new IndexedCache<BucketProviderConfig>();
+  if (config) configs.upsert(config);
+  const secrets = Object.assign(new IndexedCache<V1Secret>(), { waitForKey: async () => undefined });
+  secrets.upsert({ metadata: { name: 'key', namespace: 'ns1' }, data: { apiKey: Buffer.from(API_KEY).toString('base64') } });
+  return { configs, secrets, clients: new ProviderClients({ allowLinkLocalEndpoints: opts.allowLinkLocal }) };
+}
+
+describe('connect', () => {
+  const http = { endpoint: 'http://127.0.0.1:8090' };
+  const cases: Record<string, {
+    args: { config?: BucketProviderConfig; bucket: StorageBucket; allowLinkLocal?: boolean };
+    want: { reason?: Reason; message?: RegExp; endpoint?: string };
+  }> = {
+    'https config in use: connects': {
+      args: { config: providerConfig().inUse().build(), bucket: bucket().build() },
+      want: { endpoint: 'https://storage.example.com' },
+    },
+    'http config with insecure true: connects': {
+      args: { config: providerConfig().withSpec({ ...http, insecure: true }).inUse().build(), bucket: bucket().build() },
+      want: { endpoint: http.endpoint },
+    },
+    'http config stored before the CEL rule (no insecure): refused naming the field': {
+      args: { config: providerConfig().withSpec(http).inUse().build(), bucket: bucket().build() },
+      want: { reason: Reason.InvalidProviderConfig, message: /ns1\/default: spec\.endpoint is not https:\/\/ and spec\.insecure is not true/ },
+    },
+    'http config with insecure false: refused, also to deprovision': {
+      args: { config: providerConfig().withSpec({ ...http, insecure: false }).inUse().build(), bucket: bucket().prepared().deleting().build() },
+      want: { reason: Reason.InvalidProviderConfig, message: /spec\.insecure/ },
+    },
+    'metadata address: refused, naming the flag': {
+      args: { config: providerConfig().withSpec({ endpoint: 'http://169.254.169.254', insecure: true }).inUse().build(), bucket: bucket().build() },
+      want: { reason: Reason.InvalidProviderConfig, message: /169\.254\.169\.254 is a cloud metadata address: refused \(--allow-link-local-endpoints allows it\)/ },
+    },
+    'metadata host name over https: refused': {
+      args: { config: providerConfig().withSpec({ endpoint: 'https://metadata.google.internal' }).inUse().build(), bucket: bucket().build() },
+      want: { reason: Reason.InvalidProviderConfig, message: /metadata\.google\.internal is a cloud metadata service/ },
+    },
+    'IPv6 link-local: refused': {
+      args: { config: providerConfig().withSpec({ endpoint: 'https://[fe80::1]:8443' }).inUse().build(), bucket: bucket().build() },
+      want: { reason: Reason.InvalidProviderConfig, message: /fe80::1 is a link-local address/ },
+    },
+    'link-local allowed by the flag: connects': {
+      args: { config: providerConfig().withSpec({ endpoint: 'https://169.254.10.1' }).inUse().build(), bucket: bucket().build(), allowLinkLocal: true },
+      want: { endpoint: 'https://169.254.10.1' },
+    },
+    'invalid URL: refused': {
+      args: { config: providerConfig().withSpec({ endpoint: 'https://[bad' }).inUse().build(), bucket: bucket().build() },
+      want: { reason: Reason.InvalidProviderConfig, message: /endpoint is not a valid URL/ },
+    },
+    'config being deleted, bucket not: refused with ProviderConfigDeleting': {
+      args: { config: providerConfig().inUse().deleting().build(), bucket: bucket().build() },
+      want: { reason: Reason.ProviderConfigDeleting, message: /ns1\/default is being deleted/ },
+    },
+    'config being deleted, bucket already created: refused too (no updates through it)': {
+      args: { config: providerConfig().inUse().deleting().build(), bucket: bucket().prepared().build() },
+      want: { reason: Reason.ProviderConfigDeleting },
+    },
+    'config being deleted, held only by a foreign finalizer: ProviderConfigDeleting, not NotReady': {
+      args: { config: providerConfig().deleting().build(), bucket: bucket().build() },
+      want: { reason: Reason.ProviderConfigDeleting },
+    },
+    'config being deleted, bucket being deleted: connects to deprovision': {
+      args: { config: providerConfig().inUse().deleting().build(), bucket: bucket().prepared().deleting().build() },
+      want: { endpoint: 'https://storage.example.com' },
+    },
+    'config without the in-use finalizer yet: ProviderConfigNotReady': {
+      args: { config: providerConfig().build(), bucket: bucket().build() },
+      want: { reason: Reason.ProviderConfigNotReady },
+    },
+    'no config: ProviderConfigNotFound': {
+      args: { bucket: bucket().build() },
+      want: { reason: Reason.ProviderConfigNotFound },
+    },
+  };
+
+  for (const [name, tc] of Object.entries(cases)) {
+    it(name, async () => {
+      const d = deps(tc.args.config, { allowLinkLocal: tc.args.allowLinkLocal });
+      try {
+        const outcome = await connect(d, tc.args.bucket).then((c) => c, (err: unknown) => err);
+        if (tc.want.reason === undefined) {
+          expect(outcome).to.not.be.instanceOf(Error);
+          expect((outcome as { endpoint: string }).endpoint).to.equal(tc.want.endpoint);
+          return;
+        }
+        expect(outcome).to.be.instanceOf(ConnectError);
+        const err = outcome as ConnectError;
+        expect(err.reason).to.equal(tc.want.reason);
+        if (tc.want.message) expect(err.message).to.match(tc.want.message);
+        expect(err.message).to.not.include(API_KEY);
+      } finally {
+        d.clients.close();
+      }
+    });
+  }
+});
+
+describe('endpointProblem', () => {
+  const cases: Record<string, { args: { endpoint: string; insecure?: boolean; allowLinkLocal?: boolean }; want: RegExp | undefined }> = {
+    'https': { args: { endpoint: 'https://storage.example.com' }, want: undefined },
+    'http without insecure': { args: { endpoint: 'http://storage.example.com' }, want: /spec\.insecure is not true/ },
+    'http with insecure': { args: { endpoint: 'http://storage.example.com', insecure: true }, want: undefined },
+    'insecure does not allow the metadata service': { args: { endpoint: 'http://169.254.169.254', insecure: true }, want: /cloud metadata/ },
+    'the flag allows link-local': { args: { endpoint: 'http://169.254.169.254', insecure: true, allowLinkLocal: true }, want: undefined },
+  };
+  for (const [name, tc] of Object.entries(cases)) {
+    it(name, () => {
+      const got = endpointProblem({ endpoint: tc.args.endpoint, insecure: tc.args.insecure }, { allowLinkLocal: tc.args.allowLinkLocal ?? false });
+      if (tc.want === undefined) expect(got).to.equal(undefined);
+      else expect(got).to.match(tc.want);
+    });
+  }
+});
