@@ -10,7 +10,7 @@
  */
 import { randomUUID } from 'node:crypto';
 import type { Logger } from 'pino';
-import { isConflict } from './client';
+import { isConflict } from './api-errors';
 import { realClock, type Clock, type TimerHandle } from './clock';
 import type { ControllerMetrics, Metrics } from './metrics';
 import { allowCreate, allowDelete, allowUpdate, type Predicate } from './predicates';

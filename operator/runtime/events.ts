@@ -6,7 +6,8 @@
  * logged at debug, because Events are best-effort by design).
  */
 import type { Logger } from 'pino';
-import { isNotFound, type KubeClient } from './client';
+import { isNotFound } from './api-errors';
+import type { KubeClient } from './client';
 import { realClock, type Clock } from './clock';
 import type { KubeObject, ResourceKind } from './types';
 

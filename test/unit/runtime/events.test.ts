@@ -1,6 +1,7 @@
 import { expect } from 'chai';
 import { pino } from 'pino';
-import { ApiError, type PatchType } from '../../../operator/runtime/client';
+import { ApiError } from '../../../operator/runtime/api-errors';
+import type { PatchType } from '../../../operator/runtime/client';
 import { FakeClock } from '../../../operator/runtime/clock';
 import { EventRecorder, eventKey, microTime, truncateNote, type EventObject } from '../../../operator/runtime/events';
 import type { KubeObject, ResourceKind } from '../../../operator/runtime/types';

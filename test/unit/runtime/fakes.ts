@@ -3,7 +3,7 @@
  * that store what they are given and call the handlers, with no API server behind them.
  */
 import type { Logger } from 'pino';
-import { ApiError } from '../../../operator/runtime/client';
+import { ApiError } from '../../../operator/runtime/api-errors';
 import { Leases, type Lease, type LeaseClient } from '../../../operator/runtime/leader-election';
 import { createLogger } from '../../../operator/runtime/logging';
 import {
