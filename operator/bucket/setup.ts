@@ -9,7 +9,8 @@
 import type { V1Secret, V1Service } from '@kubernetes/client-node';
 import type { BucketProviderConfig, StorageBucket } from '../api/v1';
 import type { ProviderClients } from '../provider-client';
-import { ControllerBuilder, type ControllerOptions } from '../runtime/controller';
+import { newControllerManagedBy } from '../runtime/builder';
+import type { ControllerOptions } from '../runtime/controller';
 import type { Manager } from '../runtime/manager';
 import { NamedInformers } from '../runtime/named-informers';
 import type { InformerOptions } from '../runtime/types';
@@ -108,7 +109,7 @@ export function setupBucketControllers(mgr: Manager, opts: BucketControllersOpti
   };
 
   const drift = driftScan(mgr, { buckets, configs, secrets, clients: opts.clients, intervalMs: opts.driftIntervalMs });
-  const bucketController = new ControllerBuilder(BUCKET_CONTROLLER, mgr)
+  newControllerManagedBy(mgr, BUCKET_CONTROLLER)
     .for<StorageBucket>(STORAGE_BUCKET, { predicates: bucketPredicates })
     .owns(SECRET, { predicates: [ownedChanged], informerOptions: ownedSecretOptions })
     .owns(SERVICE, { predicates: [ownedChanged], informerOptions: ownedServiceOptions })
@@ -129,7 +130,7 @@ export function setupBucketControllers(mgr: Manager, opts: BucketControllersOpti
       }),
     );
 
-  const configController = new ControllerBuilder(CONFIG_CONTROLLER, mgr)
+  newControllerManagedBy(mgr, CONFIG_CONTROLLER)
     .for<BucketProviderConfig>(PROVIDER_CONFIG, { predicates: [generationChangedOrAnnotations()] })
     // Only membership matters (providerRef is immutable, so creates and deletes), and a burst of
     // creates or deletes is counted once per second rather than written once per bucket.
@@ -139,11 +140,9 @@ export function setupBucketControllers(mgr: Manager, opts: BucketControllersOpti
     .complete(new ConfigReconciler({ configs, buckets, secrets, writer: opts.writer }));
 
   // Secrets only matter here when their finalizers or deletion change; data edits do not.
-  const secretProtection = new ControllerBuilder(SECRET_PROTECTION_CONTROLLER, mgr)
+  newControllerManagedBy(mgr, SECRET_PROTECTION_CONTROLLER)
     .for<V1Secret>(SECRET, { predicates: [finalizersOrDeletionChanged], informer: credentials })
     .watches<BucketProviderConfig>(PROVIDER_CONFIG, secretForConfig)
     .withOptions({ ...runner, maxConcurrentReconciles: 2 })
     .complete(new SecretProtectionReconciler({ secrets, configs, writer: opts.writer }));
-
-  mgr.add(bucketController).add(configController).add(secretProtection);
 }

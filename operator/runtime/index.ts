@@ -6,6 +6,7 @@ export * from './rate-limiter';
 export * from './workqueue';
 export * from './predicates';
 export * from './controller';
+export * from './builder';
 export * from './metrics';
 export * from './leader-election';
 export * from './health';

@@ -6,7 +6,8 @@
 import type { Logger } from 'pino';
 import type { Registry } from 'prom-client';
 import { realClock, type Clock } from './clock';
-import type { Controller, ControllerDeps } from './controller';
+import type { ControllerManager } from './builder';
+import type { Controller } from './controller';
 import { CheckSet, ProbeServers, eventLoopCheck, type BoundAddresses, type Check } from './health';
 import { LeaderElector, type LeaderElectionConfig, type LeaseClient } from './leader-election';
 import { Metrics } from './metrics';
@@ -63,7 +64,7 @@ export class LeaderElectionLostError extends Error {
 }
 
 /** Runs controllers with shared informers, probes, metrics and optional leader election. */
-export class Manager implements ControllerDeps {
+export class Manager implements ControllerManager {
   readonly logger: Logger;
   readonly informers: InformerSource;
   readonly metrics: Metrics;
@@ -127,7 +128,10 @@ export class Manager implements ControllerDeps {
     return this.elector?.identity;
   }
 
-  /** Registers a controller; it starts once the caches synced and leadership is held. */
+  /**
+   * Registers a controller; it starts once the caches synced and leadership is held.
+   * `ControllerBuilder.complete` calls this, so callers of `newControllerManagedBy` never do.
+   */
   add(controller: Controller): this {
     if (this.started) throw new Error(`cannot add controller "${controller.name}" to a started manager`);
     if (this.controllers.some((c) => c.name === controller.name)) {
