@@ -32,5 +32,6 @@ export * from './apply';
 export * from './status';
 export * from './finalizers';
 export * from './events';
+export * from './write-failures';
 export * from './named-informers';
 export * from './transforms';

@@ -12,6 +12,7 @@ import { CheckSet, ProbeServers, eventLoopCheck, type BoundAddresses, type Check
 import { LeaderElector, type LeaderElectionConfig, type LeaseClient } from './leader-election';
 import { Metrics } from './metrics';
 import type { Informer, InformerSource, KubeObject } from './types';
+import { WriteFailureReporter } from './write-failures';
 
 /** Leader election settings of a manager. */
 export interface ManagerLeaderElection extends LeaderElectionConfig {
@@ -74,6 +75,11 @@ export class Manager implements ControllerManager {
   readonly healthz = new CheckSet('healthz');
   /** Readiness checks (/readyz). */
   readonly readyz = new CheckSet('readyz');
+  /**
+   * The process's one reporter of failed API writes (Events, status): counted on /metrics,
+   * and one warning per kind across every writer that shares it.
+   */
+  readonly writeFailures: WriteFailureReporter;
   private readonly controllers: Controller[] = [];
   private readonly runnables: Runnable[] = [];
   private readonly elector?: LeaderElector;
@@ -89,6 +95,7 @@ export class Manager implements ControllerManager {
     this.logger = opts.logger;
     this.informers = opts.informers;
     this.metrics = new Metrics(opts.registry ? { registry: opts.registry } : {});
+    this.writeFailures = new WriteFailureReporter({ logger: opts.logger.child({ component: 'writes' }), metrics: this.metrics });
     this.clock = opts.clock ?? realClock;
     this.graceMs = opts.gracefulShutdownTimeoutMs ?? 30_000;
     if (opts.namespace) this.namespace = opts.namespace;
