@@ -3,11 +3,10 @@
  * carry the resourceVersion they were computed from, so a stale cache yields a 409 instead of a
  * lost update; status patches are diffs against the object as read.
  */
-import { applyObject } from '../runtime/apply';
-import { isNotFound, type KubeClient } from '../runtime/client';
-import { addFinalizer, removeFinalizer } from '../runtime/finalizers';
-import { patchStatus } from '../runtime/status';
-import type { KubeObject, ObjectKey, ResourceKind } from '../runtime/types';
+import {
+  addFinalizer, applyObject, isNotFound, patchStatus, removeFinalizer, type KubeClient, type KubeObject, type ObjectKey,
+  type ResourceKind,
+} from '../runtime';
 import type { ObjectWriter } from './writer';
 
 /** Builds the writer used by the bucket controllers. */

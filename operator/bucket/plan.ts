@@ -9,7 +9,7 @@
 import type { StorageBucket } from '../api/v1';
 import { ADOPT_ANNOTATION, BUCKET_FINALIZER, IDEMPOTENCY_KEY_ANNOTATION, RECONCILE_REQUESTED_ANNOTATION } from '../api/v1';
 import type { ProviderBucket, UpdateBucketRequest } from '../provider-client';
-import { findCondition, type Condition } from '../runtime/conditions';
+import { findCondition, type Condition } from '../runtime';
 import { ConditionType, Reason } from './reasons';
 import { missingTags } from './tags';
 

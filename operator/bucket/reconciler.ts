@@ -12,11 +12,11 @@ import {
   ADOPT_ANNOTATION, BUCKET_FINALIZER, IDEMPOTENCY_KEY_ANNOTATION, PAUSED_ANNOTATION, StorageBucketSpec, formatFieldErrors, validate,
 } from '../api/v1';
 import { isProviderError, type ProviderBucket } from '../provider-client';
-import { isAlreadyExists, isConflict } from '../runtime/client';
-import { findCondition, type Condition } from '../runtime/conditions';
-import { done, requeueAfter, TerminalError, type Action, type ReconcileContext, type Reconciler, type Request } from '../runtime/reconcile';
-import { keyOf, type Cache, type KubeObject, type ObjectKey, type ResourceKind } from '../runtime/types';
-import { Priority } from '../runtime/workqueue';
+import {
+  done, findCondition, isAlreadyExists, isConflict, keyOf, Priority, requeueAfter, TerminalError, type Action,
+  type Cache, type Condition, type KubeObject, type ObjectKey, type ReconcileContext, type Reconciler, type Request,
+  type ResourceKind,
+} from '../runtime';
 import type { DriftMetrics } from './lifecycle-metrics';
 import { connect, ConnectError, type ConnectDeps, type Connection } from './connect';
 import { SECRET, SERVICE, STORAGE_BUCKET } from './kinds';

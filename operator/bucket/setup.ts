@@ -9,12 +9,10 @@
 import type { V1Secret, V1Service } from '@kubernetes/client-node';
 import type { BucketProviderConfig, StorageBucket } from '../api/v1';
 import type { ProviderClients } from '../provider-client';
-import { newControllerManagedBy } from '../runtime/builder';
-import type { ControllerOptions } from '../runtime/controller';
-import type { Manager } from '../runtime/manager';
-import { NamedInformers } from '../runtime/named-informers';
-import type { InformerOptions } from '../runtime/types';
-import { generationChangedOrAnnotations, type Predicate } from '../runtime/predicates';
+import {
+  generationChangedOrAnnotations, NamedInformers, newControllerManagedBy, type ControllerOptions, type InformerOptions,
+  type Manager, type Predicate,
+} from '../runtime';
 import { ConfigReconciler } from './config-reconciler';
 import { driftScan } from './drift-scanner';
 import { registerBucketLifecycleMetrics } from './lifecycle-metrics';
