@@ -31,6 +31,19 @@ export default tseslint.config(
     },
   },
   {
+    // STYLE.md: operator/runtime/index.ts is the one import point of the runtime for bucket/,
+    // so the runtime can move code between its modules without touching the domain.
+    files: ['operator/bucket/**/*.ts'],
+    rules: {
+      'no-restricted-imports': ['error', {
+        patterns: [
+          { group: ['../runtime/*', '../../runtime/*', '**/operator/runtime/*'],
+            message: "operator/bucket imports the runtime only through its index: import from '../runtime'." },
+        ],
+      }],
+    },
+  },
+  {
     // operator/api/ is the bottom layer (ARCHITECTURE.md: it imports nothing of ours): infra/
     // and every operator layer import it, so an import upward would make a cycle and would
     // pull the runtime (or the provider client) into infra/ and into generated manifests.
