@@ -33,6 +33,34 @@ export default tseslint.config(
     },
   },
   {
+    // STYLE.md: operator/runtime/index.ts is the one import point of the runtime for bucket/,
+    // so the runtime can move code between its modules without touching the domain.
+    files: ['operator/bucket/**/*.ts'],
+    rules: {
+      'no-restricted-imports': ['error', {
+        patterns: [
+          { group: ['../runtime/*', '../../runtime/*', '**/operator/runtime/*'],
+            message: "operator/bucket imports the runtime only through its index: import from '../runtime'." },
+        ],
+      }],
+    },
+  },
+  {
+    // operator/api/ is the bottom layer (ARCHITECTURE.md: it imports nothing of ours): infra/
+    // and every operator layer import it, so an import upward would make a cycle and would
+    // pull the runtime (or the provider client) into infra/ and into generated manifests.
+    files: ['operator/api/**/*.ts'],
+    rules: {
+      'no-restricted-imports': ['error', {
+        patterns: [
+          { group: ['**/runtime', '**/runtime/**', '**/bucket', '**/bucket/**', '**/provider-client', '**/provider-client/**',
+            '**/infra', '**/infra/**', '**/operator/main*', '**/operator/operator*', '**/provider', '**/provider/**'],
+            message: 'operator/api is the bottom layer: it must not import the runtime, the domain, the provider client or infra.' },
+        ],
+      }],
+    },
+  },
+  {
     // client-node loads all its generated models at import (about 70 MiB of RSS); the image
     // runs without it (a devDependency). Its types cost nothing and stay allowed.
     files: ['operator/**/*.ts', 'provider/**/*.ts'],

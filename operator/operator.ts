@@ -101,6 +101,7 @@ export function startOperator(opts: OperatorOptions): RunningOperator {
     reportingController: `storage.avalonhosting.example/${OPERATOR_NAME}`,
     reportingInstance: identity,
     logger: opts.logger.child({ component: 'events' }),
+    failures: manager.writeFailures,
   });
   setupBucketControllers(manager, {
     writer: kubeWriter(client, OPERATOR_NAME),

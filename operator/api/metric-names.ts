@@ -37,6 +37,8 @@ export const BucketMetric = {
   deletion: 'bucketoperator_bucket_deletion_seconds',
   /** Counter {field}: provider drift the operator corrected, by spec field. */
   driftCorrected: 'bucketoperator_drift_corrected_total',
+  /** Counter {resource, verb, code}: failed writes to the API server (operator/runtime/write-failures). */
+  writeFailures: 'bucketoperator_write_failures_total',
 } as const;
 
 /** Every metric name above. */

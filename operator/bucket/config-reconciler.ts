@@ -6,10 +6,7 @@
 import type { V1Secret } from '@kubernetes/client-node';
 import type { BucketProviderConfig, BucketProviderConfigStatus, StorageBucket } from '../api/v1';
 import { CONFIG_IN_USE_FINALIZER, DEFAULT_SECRET_KEY } from '../api/v1';
-import { conditionsEqual, setCondition, type Condition } from '../runtime/conditions';
-import { done, type Action, type ReconcileContext, type Reconciler, type Request } from '../runtime/reconcile';
-import type { NamedCache } from '../runtime/named-informers';
-import type { Cache } from '../runtime/types';
+import { conditionsEqual, done, setCondition, type Action, type Cache, type Condition, type NamedCache, type ReconcileContext, type Reconciler, type Request } from '../runtime';
 import { endpointProblem } from './connect';
 import { BUCKETS_BY_CONFIG } from './indexes';
 import { PROVIDER_CONFIG } from './kinds';

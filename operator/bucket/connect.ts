@@ -8,8 +8,7 @@ import type { V1Secret } from '@kubernetes/client-node';
 import type { BucketProviderConfig, BucketProviderConfigSpec, StorageBucket } from '../api/v1';
 import { CONFIG_IN_USE_FINALIZER, DEFAULT_SECRET_KEY } from '../api/v1';
 import { ALLOW_LINK_LOCAL_FLAG, deniedEndpointHost, type ProviderClient, type ProviderClients } from '../provider-client';
-import type { NamedCache } from '../runtime/named-informers';
-import type { Cache } from '../runtime/types';
+import type { Cache, NamedCache } from '../runtime';
 import { Reason } from './reasons';
 
 /** A connection to the provider that holds a bucket. */

@@ -8,10 +8,7 @@
 import type { Logger } from 'pino';
 import type { StorageBucket } from '../api/v1';
 import { isProviderError } from '../provider-client';
-import { realClock, sleep, type Clock } from '../runtime/clock';
-import { KeyChannel } from '../runtime/controller';
-import type { Manager, Runnable } from '../runtime/manager';
-import { keyOf, type Cache } from '../runtime/types';
+import { KeyChannel, keyOf, realClock, sleep, type Cache, type Clock, type Manager, type Runnable } from '../runtime';
 import { connect, ConnectError, type ConnectDeps, type Connection } from './connect';
 import { compare, DriftReports, type DriftFinding } from './drift';
 import { statusTrusted } from './plan';

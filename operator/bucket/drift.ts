@@ -5,7 +5,7 @@
  */
 import type { StorageBucket } from '../api/v1';
 import type { ProviderBucket } from '../provider-client';
-import { keyOf, keyString, type ObjectKey } from '../runtime/types';
+import { keyOf, keyString, type ObjectKey } from '../runtime';
 import { diff, statusTrusted } from './plan';
 
 /** Why a bucket needs a reconcile with a provider observation. */

@@ -4,8 +4,7 @@
  */
 import type { V1Secret } from '@kubernetes/client-node';
 import type { BucketProviderConfig, StorageBucket } from '../api/v1';
-import type { Cache, ObjectKey } from '../runtime/types';
-import { keyOf } from '../runtime/types';
+import { keyOf, type Cache, type ObjectKey } from '../runtime';
 
 /** Index of StorageBuckets by `namespace/providerRef.name`. */
 export const BUCKETS_BY_CONFIG = 'bucketsByConfig';

@@ -1,5 +1,5 @@
 /** Resource kinds the bucket controllers read and write. */
-import type { ResourceKind } from '../runtime/types';
+import type { ResourceKind } from '../runtime';
 import { BucketProviderConfigDefinition, GROUP, StorageBucketDefinition, VERSION } from '../api/v1';
 
 /** storagebuckets.storage.avalonhosting.example/v1 */

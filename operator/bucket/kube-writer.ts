@@ -4,11 +4,7 @@
  * lost update; so do status patches, which are diffs against the object as read.
  */
 import { PROVIDER_REF_FIELD, type StorageBucket } from '../api/v1';
-import { applyObject } from '../runtime/apply';
-import { ApiError, isNotFound, type KubeClient } from '../runtime/client';
-import { addFinalizer, removeFinalizer } from '../runtime/finalizers';
-import { patchStatus } from '../runtime/status';
-import type { KubeObject, ObjectKey, ResourceKind } from '../runtime/types';
+import { addFinalizer, ApiError, applyObject, isNotFound, patchStatus, removeFinalizer, type KubeClient, type KubeObject, type ObjectKey, type ResourceKind } from '../runtime';
 import { STORAGE_BUCKET } from './kinds';
 import type { ObjectWriter } from './writer';
 

@@ -12,8 +12,7 @@
 import { Counter, Gauge, Histogram, type Registry } from 'prom-client';
 import { BucketMetric, OTHER_NAMESPACES } from '../api/metric-names';
 import type { StorageBucket } from '../api/v1';
-import { findCondition, type Condition } from '../runtime/conditions';
-import type { Cache, InformerEventHandler } from '../runtime/types';
+import { findCondition, type Cache, type Condition, type InformerEventHandler } from '../runtime';
 import { ConditionType } from './reasons';
 
 /** What the reconciler reports; implemented by {@link BucketLifecycleMetrics}. */

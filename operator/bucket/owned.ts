@@ -8,9 +8,8 @@ import { createHash } from 'node:crypto';
 import type { V1OwnerReference, V1Secret, V1Service } from '@kubernetes/client-node';
 import type { StorageBucket } from '../api/v1';
 import { API_VERSION, BUCKET_NAME_LABEL, MANAGED_BY_LABEL, MANAGED_BY_VALUE } from '../api/v1';
-import { ownerReference } from '../runtime/apply';
+import { ownerReference, type KubeObject, type Transform } from '../runtime';
 import { accessSecretName, serviceName } from './names';
-import type { KubeObject, Transform } from '../runtime/types';
 
 /** Label selector of the owned-object informers: only what the operator made is cached. */
 export const MANAGED_BY_SELECTOR = `${MANAGED_BY_LABEL}=${MANAGED_BY_VALUE}`;

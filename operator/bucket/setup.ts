@@ -9,11 +9,10 @@
 import type { V1Secret, V1Service } from '@kubernetes/client-node';
 import type { BucketProviderConfig, StorageBucket } from '../api/v1';
 import type { ProviderClients } from '../provider-client';
-import { ControllerBuilder, type ControllerOptions } from '../runtime/controller';
-import type { Manager } from '../runtime/manager';
-import { NamedInformers } from '../runtime/named-informers';
-import type { InformerOptions } from '../runtime/types';
-import { generationChangedOrAnnotations, type Predicate } from '../runtime/predicates';
+import {
+  generationChangedOrAnnotations, NamedInformers, newControllerManagedBy, type ControllerOptions, type InformerOptions,
+  type Manager, type Predicate,
+} from '../runtime';
 import { ConfigReconciler } from './config-reconciler';
 import { connect } from './connect';
 import { driftScan } from './drift-scanner';
@@ -38,7 +37,7 @@ import type { EventSink, ObjectWriter, WriteFailures } from './writer';
 export interface BucketControllersOptions {
   readonly writer: ObjectWriter;
   readonly events: EventSink;
-  /** Told about writes that fail while another failure is being reported. @default ignored */
+  /** Told about writes that fail while another failure is being reported. @default the manager's */
   readonly writeFailures?: WriteFailures;
   readonly clients: ProviderClients;
   /** @default 8 */
@@ -111,7 +110,7 @@ export function setupBucketControllers(mgr: Manager, opts: BucketControllersOpti
   };
 
   const drift = driftScan(mgr, { buckets, configs, secrets, clients: opts.clients, intervalMs: opts.driftIntervalMs });
-  const bucketController = new ControllerBuilder(BUCKET_CONTROLLER, mgr)
+  newControllerManagedBy(mgr, BUCKET_CONTROLLER)
     .for<StorageBucket>(STORAGE_BUCKET, { predicates: bucketPredicates })
     .owns(SECRET, { predicates: [ownedChanged], informerOptions: ownedSecretOptions })
     .owns(SERVICE, { predicates: [ownedChanged], informerOptions: ownedServiceOptions })
@@ -126,14 +125,14 @@ export function setupBucketControllers(mgr: Manager, opts: BucketControllersOpti
         connect: (bucket, signal) => connect({ configs, secrets, clients: opts.clients }, bucket, signal),
         writer: opts.writer,
         events: opts.events,
-        writeFailures: opts.writeFailures,
+        writeFailures: opts.writeFailures ?? mgr.writeFailures,
         pollIntervalMs: opts.pollIntervalMs,
         driftIntervalMs: opts.driftIntervalMs,
         driftReports: drift.reports,
       }),
     );
 
-  const configController = new ControllerBuilder(CONFIG_CONTROLLER, mgr)
+  newControllerManagedBy(mgr, CONFIG_CONTROLLER)
     .for<BucketProviderConfig>(PROVIDER_CONFIG, { predicates: [generationChangedOrAnnotations()] })
     // Only membership matters (providerRef is immutable, so creates and deletes), and a burst of
     // creates or deletes is counted once per second rather than written once per bucket.
@@ -143,11 +142,9 @@ export function setupBucketControllers(mgr: Manager, opts: BucketControllersOpti
     .complete(new ConfigReconciler({ configs, buckets, secrets, writer: opts.writer, allowLinkLocalEndpoints: opts.clients.allowLinkLocalEndpoints }));
 
   // Secrets only matter here when their finalizers or deletion change; data edits do not.
-  const secretProtection = new ControllerBuilder(SECRET_PROTECTION_CONTROLLER, mgr)
+  newControllerManagedBy(mgr, SECRET_PROTECTION_CONTROLLER)
     .for<V1Secret>(SECRET, { predicates: [finalizersOrDeletionChanged], informer: credentials })
     .watches<BucketProviderConfig>(PROVIDER_CONFIG, secretForConfig)
     .withOptions({ ...runner, maxConcurrentReconciles: 2 })
     .complete(new SecretProtectionReconciler({ secrets, configs, writer: opts.writer }));
-
-  mgr.add(bucketController).add(configController).add(secretProtection);
 }

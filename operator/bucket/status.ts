@@ -5,7 +5,7 @@
  */
 import type { BucketPhase, StorageBucket, StorageBucketStatus } from '../api/v1';
 import { RECONCILE_REQUESTED_ANNOTATION } from '../api/v1';
-import { conditionsEqual, findCondition, setCondition, type Condition, type ConditionStatus } from '../runtime/conditions';
+import { conditionsEqual, findCondition, setCondition, type Condition, type ConditionStatus } from '../runtime';
 import { ConditionType, Reason, TERMINAL_REASONS } from './reasons';
 import type { Observation } from './plan';
 

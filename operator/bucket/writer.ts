@@ -2,7 +2,7 @@
  * The writes the bucket controllers make to Kubernetes, as one small seam. setup.ts binds it
  * to the runtime's client helpers; tests of the orchestrator can pass plain objects.
  */
-import type { KubeObject, ObjectKey, ResourceKind } from '../runtime/types';
+import type { KubeObject, ObjectKey, ResourceKind } from '../runtime';
 
 /** Kubernetes writes used by the reconcilers. */
 export interface ObjectWriter {

@@ -1,7 +1,8 @@
 /**
- * Controllers, after controller-runtime's builder: informer events become keys in a
- * workqueue, and N workers run the reconciler on them. The runner owns the reconcile id,
- * backoff, metrics, error logging and recovery from reconcilers that throw.
+ * Controllers, after controller-runtime's: informer events become keys in a workqueue, and
+ * N workers run the reconciler on them; builder.ts assembles one from its sources. The
+ * runner owns the reconcile id, backoff, metrics, error logging and recovery from
+ * reconcilers that throw.
  *
  * Queue priorities (new work first): creations seen after start, real updates and deletes
  * are queued at `Priority.Normal`; the initial list, updates that changed nothing (resyncs)
@@ -10,7 +11,7 @@
  */
 import { randomUUID } from 'node:crypto';
 import type { Logger } from 'pino';
-import { isConflict } from './client';
+import { isConflict } from './api-errors';
 import { realClock, type Clock, type TimerHandle } from './clock';
 import type { ControllerMetrics, Metrics } from './metrics';
 import { allowCreate, allowDelete, allowUpdate, type Predicate } from './predicates';
@@ -69,7 +70,10 @@ export interface ControllerOptions {
   readonly rateLimiter?: RateLimiter;
 }
 
-/** A built controller; `Manager.add` it, or drive it yourself with `start`. */
+/**
+ * A built controller. `ControllerBuilder.complete` registers it with its manager, which
+ * starts and stops it; tests may drive one themselves with `start` and `stop`.
+ */
 export interface Controller {
   readonly name: string;
   /** Informers this controller reads; the manager starts them and waits for their sync. */
@@ -99,8 +103,6 @@ export class ControllerStoppedError extends Error {
   override readonly name = 'ControllerStoppedError';
 }
 
-type Mapper = (obj: KubeObject) => readonly ObjectKey[];
-
 /**
  * Keys sent from outside the informers, e.g. by a periodic check against an external system
  * (controller-runtime's `source.Channel`). A controller built with `watchesChannel` enqueues
@@ -122,103 +124,47 @@ export class KeyChannel {
   }
 }
 
-interface Source {
+/** One watched kind and how its objects map to the keys of primaries. */
+export interface ControllerSource {
   readonly kind: ResourceKind;
-  readonly map: Mapper;
+  readonly map: (obj: KubeObject) => readonly ObjectKey[];
   readonly options: EventSourceOptions;
 }
 
-/** Builds a controller: `new ControllerBuilder(name, deps).for(kind).owns(kind).complete(r)`. */
-export class ControllerBuilder {
-  private primary?: { kind: ResourceKind; options: EventSourceOptions };
-  private readonly secondary: Source[] = [];
-  private readonly channels: KeyChannel[] = [];
-  private options: ControllerOptions = {};
-
-  constructor(
-    private readonly name: string,
-    private readonly deps: ControllerDeps,
-  ) {
-    if (!/^[a-z0-9]([-a-z0-9]*[a-z0-9])?$/.test(name)) {
-      throw new Error(`controller name "${name}" must be a lowercase RFC 1123 label (it labels metrics)`);
-    }
-  }
-
-  /** The kind this controller reconciles; each event enqueues the object's own key. */
-  for<T extends KubeObject>(kind: ResourceKind, options: EventSourceOptions<T> = {}): this {
-    if (this.primary) throw new Error(`controller "${this.name}": for() may be called only once`);
-    this.primary = { kind, options: options as EventSourceOptions };
-    return this;
-  }
-
-  /**
-   * A kind the controller creates; an event enqueues the object's controller owner when
-   * that ownerReference has the For kind's group and kind (the version is ignored, as in
-   * controller-runtime, since an owner may be referenced through any served version).
-   */
-  owns<T extends KubeObject>(kind: ResourceKind, options: EventSourceOptions<T> = {}): this {
-    const primary = this.requirePrimary('owns');
-    this.secondary.push({ kind, map: (obj) => controllerOwnerKeys(obj, primary), options: options as EventSourceOptions });
-    return this;
-  }
-
-  /** Any kind; `mapFn` turns an object into the keys of the primaries that depend on it. */
-  watches<T extends KubeObject>(
-    kind: ResourceKind,
-    mapFn: (obj: T) => readonly ObjectKey[],
-    options: EventSourceOptions<T> = {},
-  ): this {
-    this.secondary.push({ kind, map: mapFn as Mapper, options: options as EventSourceOptions });
-    return this;
-  }
-
-  /** Keys sent on `channel` are enqueued as they are (they name primaries). */
-  watchesChannel(channel: KeyChannel): this {
-    this.channels.push(channel);
-    return this;
-  }
-
-  /** Runner options; later calls override earlier ones field by field. */
-  withOptions(options: ControllerOptions): this {
-    this.options = { ...this.options, ...options };
-    return this;
-  }
-
-  /**
-   * Creates the informers (so the manager starts them) and the controller. Events are
-   * ignored until `start`, which enqueues every primary from the cache instead: the
-   * reconcile is level-based, so nothing seen before then is lost.
-   */
-  complete(reconciler: Reconciler): Controller {
-    const primary = this.requirePrimary('complete');
-    const workers = this.options.maxConcurrentReconciles ?? 1;
-    if (!Number.isInteger(workers) || workers < 1) {
-      throw new Error(`controller "${this.name}": maxConcurrentReconciles must be a positive integer, got ${workers}`);
-    }
-    const runner = new ControllerRunner(this.name, this.deps, reconciler, {
-      workers,
-      timeoutMs: this.options.reconcileTimeoutMs ?? 0,
-      rateLimiter: this.options.rateLimiter,
-    });
-    const primaryInformer = runner.watch({ kind: primary.kind, map: (o) => [keyOf(o)], options: primary.options });
-    runner.setPrimary(primaryInformer, primary.options.predicates ?? []);
-    for (const source of this.secondary) runner.watch(source);
-    for (const channel of this.channels) runner.watchChannel(channel);
-    return runner;
-  }
-
-  private requirePrimary(caller: string): { kind: ResourceKind; options: EventSourceOptions } {
-    if (!this.primary) throw new Error(`controller "${this.name}": call for() before ${caller}()`);
-    return this.primary;
-  }
+/**
+ * Everything a controller is made of, as `ControllerBuilder` collects it. Kept as data so the
+ * builder (builder.ts) and the runner here stay separate: the builder decides what to
+ * watch, the runner how work flows.
+ */
+export interface ControllerSpec {
+  /** The reconciled kind; its events enqueue the object's own key. */
+  readonly primary: { readonly kind: ResourceKind; readonly options: EventSourceOptions };
+  readonly secondary: readonly ControllerSource[];
+  readonly channels: readonly KeyChannel[];
+  readonly options: ControllerOptions;
 }
 
-/** Keys of the controlling owner of `obj`, when it is of the primary's group and kind. */
-function controllerOwnerKeys(obj: KubeObject, primary: { kind: ResourceKind }): ObjectKey[] {
-  const namespace = primary.kind.namespaced ? (obj.metadata?.namespace ?? '') : '';
-  return (obj.metadata?.ownerReferences ?? [])
-    .filter((ref) => ref.controller === true && ref.kind === primary.kind.kind && groupOf(ref.apiVersion) === primary.kind.group)
-    .map((ref) => ({ namespace, name: ref.name }));
+/**
+ * Creates the informers (so the manager starts them) and the controller, not registered
+ * anywhere: `ControllerBuilder.complete` registers it with its manager. Events are ignored
+ * until `start`, which enqueues every primary from the cache instead: the reconcile is
+ * level-based, so nothing seen before then is lost.
+ */
+export function newController(name: string, deps: ControllerDeps, reconciler: Reconciler, spec: ControllerSpec): Controller {
+  const workers = spec.options.maxConcurrentReconciles ?? 1;
+  if (!Number.isInteger(workers) || workers < 1) {
+    throw new Error(`controller "${name}": maxConcurrentReconciles must be a positive integer, got ${workers}`);
+  }
+  const runner = new ControllerRunner(name, deps, reconciler, {
+    workers,
+    timeoutMs: spec.options.reconcileTimeoutMs ?? 0,
+    rateLimiter: spec.options.rateLimiter,
+  });
+  const primaryInformer = runner.watch({ kind: spec.primary.kind, map: (o) => [keyOf(o)], options: spec.primary.options });
+  runner.setPrimary(primaryInformer, spec.primary.options.predicates ?? []);
+  for (const source of spec.secondary) runner.watch(source);
+  for (const channel of spec.channels) runner.watchChannel(channel);
+  return runner;
 }
 
 /** An add from the initial list is startup work; one seen later is a creation someone waits on. */
@@ -233,11 +179,6 @@ function addPriority(isInInitialList: boolean): number {
 function updatePriority(oldObj: KubeObject, newObj: KubeObject): number {
   const before = oldObj.metadata?.resourceVersion;
   return before !== undefined && before === newObj.metadata?.resourceVersion ? Priority.Low : Priority.Normal;
-}
-
-function groupOf(apiVersion: string): string {
-  const slash = apiVersion.indexOf('/');
-  return slash < 0 ? '' : apiVersion.slice(0, slash);
 }
 
 /** Inverse of `keyString`: namespaces and names never contain '/'. */
@@ -297,7 +238,7 @@ class ControllerRunner implements Controller {
   }
 
   /** Subscribes to a source's informer; returns it. */
-  watch(source: Source): Informer<KubeObject> {
+  watch(source: ControllerSource): Informer<KubeObject> {
     const informerOptions: InformerOptions = {
       ...(this.deps.namespace ? { namespace: this.deps.namespace } : {}),
       ...source.options.informerOptions,

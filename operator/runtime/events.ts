@@ -2,13 +2,17 @@
  * Kubernetes Events (events.k8s.io/v1) about reconciled objects, after client-go's
  * tools/events recorder: a repeat of the same event within a window bumps `series.count`
  * on the existing Event instead of creating another; each object has a token bucket so a
- * hot loop cannot flood etcd; and recording never fails the caller (a lost Event is only
- * logged at debug, because Events are best-effort by design).
+ * hot loop cannot flood etcd; and recording never fails the caller, because Events are
+ * best-effort by design. A write the API server refuses goes to a `WriteFailureReporter`:
+ * counted, and a warning once per kind, since a missing RBAC verb would otherwise lose
+ * every Event without a trace.
  */
 import type { Logger } from 'pino';
-import { isNotFound, type KubeClient } from './client';
+import { isNotFound } from './api-errors';
+import type { KubeClient } from './client';
 import { realClock, type Clock } from './clock';
 import type { KubeObject, ResourceKind } from './types';
+import { WriteFailureReporter, resourceLabel } from './write-failures';
 
 /** The events.k8s.io/v1 Event kind. */
 export const EVENT_KIND: ResourceKind = { group: 'events.k8s.io', version: 'v1', kind: 'Event', plural: 'events', namespaced: true };
@@ -42,6 +46,11 @@ export interface EventRecorderOptions {
   readonly clock?: Clock;
   /** Wall time written into the Event. @default () => new Date() */
   readonly now?: () => Date;
+  /**
+   * Where refused Event writes are reported; share the manager's so failures are counted
+   * on /metrics. @default a reporter on `logger`, without metrics
+   */
+  readonly failures?: Pick<WriteFailureReporter, 'report'>;
 }
 
 /** A minimal events.k8s.io/v1 Event, as this recorder writes it. */
@@ -99,10 +108,23 @@ interface Bucket {
   at: number;
 }
 
+/** A create or patch of an Event that failed, tagged with its verb for the reporter. */
+class EventWriteFailed extends Error {
+  constructor(
+    readonly verb: 'create' | 'patch',
+    cause: unknown,
+  ) {
+    super(`cannot ${verb} event`, { cause });
+  }
+}
+
+const EVENTS_RESOURCE = resourceLabel(EVENT_KIND);
+
 /** Records Events; `event()` never throws and never blocks the caller. */
 export class EventRecorder {
   private readonly client: EventWriter;
   private readonly log: Logger;
+  private readonly failures: Pick<WriteFailureReporter, 'report'>;
   private readonly clock: Clock;
   private readonly now: () => Date;
   private readonly windowMs: number;
@@ -118,6 +140,7 @@ export class EventRecorder {
   constructor(private readonly opts: EventRecorderOptions) {
     this.client = opts.client;
     this.log = opts.logger;
+    this.failures = opts.failures ?? new WriteFailureReporter({ logger: opts.logger });
     this.clock = opts.clock ?? realClock;
     this.now = opts.now ?? (() => new Date());
     this.windowMs = opts.aggregationWindowMs ?? 360_000;
@@ -126,7 +149,7 @@ export class EventRecorder {
     this.maxTracked = opts.maxTracked ?? 4096;
   }
 
-  /** Records an event about `regarding` (asynchronously; failures are logged at debug). */
+  /** Records an event about `regarding` (asynchronously; refused writes go to the failure reporter). */
   event(regarding: KubeObject, type: EventType, reason: string, action: string, note: string, related?: KubeObject): void {
     try {
       const objectId = regarding.metadata?.uid ?? `${regarding.metadata?.namespace ?? ''}/${regarding.metadata?.name ?? ''}`;
@@ -138,7 +161,7 @@ export class EventRecorder {
       const prev = this.chains.get(key) ?? Promise.resolve();
       const next = prev
         .then(() => this.write(key, regarding, type, reason, action, truncateNote(note), related))
-        .catch((err: unknown) => this.log.debug({ err, reason }, 'cannot record event'))
+        .catch((err: unknown) => this.failed(err, reason))
         .finally(() => {
           if (this.chains.get(key) === next) this.chains.delete(key);
         });
@@ -146,6 +169,12 @@ export class EventRecorder {
     } catch (err) {
       this.log.debug({ err, reason }, 'cannot record event');
     }
+  }
+
+  /** Refused writes are reported; anything else is a bug here, logged at debug as before. */
+  private failed(err: unknown, reason: string): void {
+    if (err instanceof EventWriteFailed) this.failures.report({ resource: EVENTS_RESOURCE, verb: err.verb }, err.cause);
+    else this.log.debug({ err, reason }, 'cannot record event');
   }
 
   /** Resolves once every event recorded so far has been written (or given up on). */
@@ -168,10 +197,16 @@ export class EventRecorder {
         return;
       } catch (err) {
         // The Event expired (TTL) or was deleted: start a new one below.
-        if (!isNotFound(err)) throw err;
+        if (!isNotFound(err)) throw new EventWriteFailed('patch', err);
       }
     }
-    const created = await this.client.create<EventObject>(EVENT_KIND, this.build(regarding, type, reason, action, note, related));
+    const event = this.build(regarding, type, reason, action, note, related);
+    let created: EventObject;
+    try {
+      created = await this.client.create<EventObject>(EVENT_KIND, event);
+    } catch (err) {
+      throw new EventWriteFailed('create', err);
+    }
     this.touch(this.series, key, {
       namespace: created.metadata?.namespace ?? '',
       name: created.metadata?.name ?? '',

@@ -6,11 +6,13 @@
 import type { Logger } from 'pino';
 import type { Registry } from 'prom-client';
 import { realClock, type Clock } from './clock';
-import type { Controller, ControllerDeps } from './controller';
+import type { ControllerManager } from './builder';
+import type { Controller } from './controller';
 import { CheckSet, ProbeServers, eventLoopCheck, type BoundAddresses, type Check } from './health';
 import { LeaderElector, type LeaderElectionConfig, type LeaseClient } from './leader-election';
 import { Metrics } from './metrics';
 import type { Informer, InformerSource, KubeObject } from './types';
+import { WriteFailureReporter } from './write-failures';
 
 /** Leader election settings of a manager. */
 export interface ManagerLeaderElection extends LeaderElectionConfig {
@@ -63,7 +65,7 @@ export class LeaderElectionLostError extends Error {
 }
 
 /** Runs controllers with shared informers, probes, metrics and optional leader election. */
-export class Manager implements ControllerDeps {
+export class Manager implements ControllerManager {
   readonly logger: Logger;
   readonly informers: InformerSource;
   readonly metrics: Metrics;
@@ -73,6 +75,11 @@ export class Manager implements ControllerDeps {
   readonly healthz = new CheckSet('healthz');
   /** Readiness checks (/readyz). */
   readonly readyz = new CheckSet('readyz');
+  /**
+   * The process's one reporter of failed API writes (Events, status): counted on /metrics,
+   * and one warning per kind across every writer that shares it.
+   */
+  readonly writeFailures: WriteFailureReporter;
   private readonly controllers: Controller[] = [];
   private readonly runnables: Runnable[] = [];
   private readonly elector?: LeaderElector;
@@ -88,6 +95,7 @@ export class Manager implements ControllerDeps {
     this.logger = opts.logger;
     this.informers = opts.informers;
     this.metrics = new Metrics(opts.registry ? { registry: opts.registry } : {});
+    this.writeFailures = new WriteFailureReporter({ logger: opts.logger.child({ component: 'writes' }), metrics: this.metrics });
     this.clock = opts.clock ?? realClock;
     this.graceMs = opts.gracefulShutdownTimeoutMs ?? 30_000;
     if (opts.namespace) this.namespace = opts.namespace;
@@ -127,7 +135,10 @@ export class Manager implements ControllerDeps {
     return this.elector?.identity;
   }
 
-  /** Registers a controller; it starts once the caches synced and leadership is held. */
+  /**
+   * Registers a controller; it starts once the caches synced and leadership is held.
+   * `ControllerBuilder.complete` calls this, so callers of `newControllerManagedBy` never do.
+   */
   add(controller: Controller): this {
     if (this.started) throw new Error(`cannot add controller "${controller.name}" to a started manager`);
     if (this.controllers.some((c) => c.name === controller.name)) {

@@ -6,7 +6,8 @@
  * jittered exponential backoff. The loop only ends when stopped.
  */
 import type { Logger } from 'pino';
-import { isGone, type ListerWatcher } from './client';
+import { isGone } from './api-errors';
+import type { ListerWatcher } from './client';
 import { realClock, sleep, type Clock } from './clock';
 import type { KubeObject, ResourceKind } from './types';
 

@@ -1,8 +1,8 @@
 import { CoordinationV1Api, CoreV1Api } from '@kubernetes/client-node';
 import { expect } from 'chai';
 import { Registry } from 'prom-client';
+import { newControllerManagedBy } from '../../operator/runtime/builder';
 import { KubeClient } from '../../operator/runtime/client';
-import { ControllerBuilder } from '../../operator/runtime/controller';
 import { InformerFactory } from '../../operator/runtime/informer-factory';
 import { createLogger } from '../../operator/runtime/logging';
 import { LeaderElectionLostError, Manager } from '../../operator/runtime/manager';
@@ -59,14 +59,12 @@ function replica(
     registry,
   });
   const seen: string[] = [];
-  mgr.add(
-    new ControllerBuilder('toy', mgr).for(opts.kind ?? ConfigMaps).complete({
-      async reconcile(req) {
-        seen.push(req.name);
-        return done();
-      },
-    }),
-  );
+  newControllerManagedBy(mgr, 'toy').for(opts.kind ?? ConfigMaps).complete({
+    async reconcile(req) {
+      seen.push(req.name);
+      return done();
+    },
+  });
   const abort = new AbortController();
   const result = mgr.start(abort.signal).then(
     () => undefined,

@@ -1,8 +1,8 @@
 import { CoreV1Api, type V1ConfigMap, type V1Secret } from '@kubernetes/client-node';
 import { expect } from 'chai';
 import { Registry } from 'prom-client';
+import { newControllerManagedBy } from '../../operator/runtime/builder';
 import { KubeClient } from '../../operator/runtime/client';
-import { ControllerBuilder } from '../../operator/runtime/controller';
 import { InformerFactory } from '../../operator/runtime/informer-factory';
 import { createLogger } from '../../operator/runtime/logging';
 import { Manager } from '../../operator/runtime/manager';
@@ -68,13 +68,11 @@ describe('runtime: toy controller converges through the runtime alone (real cont
       registry,
     });
     const configMaps = informers.informerFor<V1ConfigMap>(ConfigMaps, { namespace: ns });
-    mgr.add(
-      new ControllerBuilder('toy-copy', mgr)
-        .for(ConfigMaps)
-        .owns(Secrets)
-        .withOptions({ maxConcurrentReconciles: 2, reconcileTimeoutMs: 30_000 })
-        .complete(copyReconciler(client, configMaps)),
-    );
+    newControllerManagedBy(mgr, 'toy-copy')
+      .for(ConfigMaps)
+      .owns(Secrets)
+      .withOptions({ maxConcurrentReconciles: 2, reconcileTimeoutMs: 30_000 })
+      .complete(copyReconciler(client, configMaps));
     abort = new AbortController();
     result = mgr.start(abort.signal).then(
       () => undefined,

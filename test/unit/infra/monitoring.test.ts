@@ -2,6 +2,7 @@ import { expect } from 'chai';
 import { execFileSync } from 'node:child_process';
 import { readdirSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
+import { pino } from 'pino';
 import { Registry } from 'prom-client';
 import { parse, parseAllDocuments } from 'yaml';
 import { REPO_ROOT } from '../../../infra/generate';
@@ -11,6 +12,7 @@ import { OPERATOR_METRIC_NAMES, RuntimeMetric } from '../../../operator/api/metr
 import { BucketLifecycleMetrics } from '../../../operator/bucket/lifecycle-metrics';
 import { ProviderClients } from '../../../operator/provider-client';
 import { Metrics } from '../../../operator/runtime/metrics';
+import { WriteFailureReporter } from '../../../operator/runtime/write-failures';
 import { CONTROLLER_RUNTIME_METRIC_NAMES } from '../../support/metric-names';
 import { promtool } from '../../support/test-tools';
 
@@ -45,7 +47,8 @@ function metricNames(expr: string): string[] {
 /** Every name the operator's registries really serve, histogram and summary series included. */
 async function servedNames(): Promise<Set<string>> {
   const registry = new Registry();
-  new Metrics({ registry });
+  const metrics = new Metrics({ registry });
+  new WriteFailureReporter({ logger: pino({ level: 'silent' }), metrics });
   const clients = new ProviderClients({ registry });
   new BucketLifecycleMetrics({ registry, informer: { cache: { list: () => [] }, addEventHandler: () => undefined } });
   clients.close();

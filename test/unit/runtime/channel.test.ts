@@ -1,7 +1,8 @@
 import { expect } from 'chai';
-import { ControllerBuilder, KeyChannel } from '../../../operator/runtime/controller';
+import { newControllerManagedBy } from '../../../operator/runtime/builder';
+import { KeyChannel } from '../../../operator/runtime/controller';
 import { done, type Reconciler, type Request } from '../../../operator/runtime/reconcile';
-import { FakeInformerSource, captureLogger, eventually, settle, testKind } from './fakes';
+import { FakeInformerSource, captureLogger, eventually, settle, standalone, testKind } from './fakes';
 
 const Widget = testKind('Widget');
 
@@ -13,7 +14,7 @@ describe('KeyChannel (keys sent from outside the informers)', () => {
     const source = new FakeInformerSource();
     // A cached primary: its reconcile shows the controller is running.
     source.informer(Widget).objects.set('ns/first', { metadata: { namespace: 'ns', name: 'first' } });
-    const controller = new ControllerBuilder('widgets', { informers: source, logger: captureLogger().logger })
+    const controller = newControllerManagedBy(standalone({ informers: source, logger: captureLogger().logger }), 'widgets')
       .for(Widget)
       .watchesChannel(channel)
       .complete(reconciler);

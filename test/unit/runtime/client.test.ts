@@ -1,16 +1,8 @@
 import { expect } from 'chai';
-import {
-  ApiError,
-  apiErrorFrom,
-  decodeWatchEvent,
-  isAlreadyExists,
-  isConflict,
-  isGone,
-  isNotFound,
-  resourcePath,
-  WatchLineDecoder,
-} from '../../../operator/runtime/client';
+import { ApiError, apiErrorFrom, isAlreadyExists, isConflict, isGone, isNotFound } from '../../../operator/runtime/api-errors';
+import { resourcePath } from '../../../operator/runtime/client';
 import type { ResourceKind } from '../../../operator/runtime/types';
+import { decodeWatchEvent, WatchLineDecoder } from '../../../operator/runtime/watch-events';
 
 const configMaps: ResourceKind = { group: '', version: 'v1', kind: 'ConfigMap', plural: 'configmaps', namespaced: true };
 const crds: ResourceKind = { group: 'apiextensions.k8s.io', version: 'v1', kind: 'CustomResourceDefinition', plural: 'customresourcedefinitions', namespaced: false };

@@ -1,6 +1,7 @@
 import { expect } from 'chai';
 import { FakeClock } from '../../../operator/runtime/clock';
-import { ControllerBuilder, ReconcileTimeoutError, type Controller } from '../../../operator/runtime/controller';
+import { newControllerManagedBy, type ControllerBuilder } from '../../../operator/runtime/builder';
+import { ReconcileTimeoutError, type Controller } from '../../../operator/runtime/controller';
 import { InformerFactory } from '../../../operator/runtime/informer-factory';
 import { Metrics } from '../../../operator/runtime/metrics';
 import { generationChanged } from '../../../operator/runtime/predicates';
@@ -17,7 +18,7 @@ import {
 import type { KubeObject } from '../../../operator/runtime/types';
 import { Priority } from '../../../operator/runtime/workqueue';
 import { FakeListerWatcher } from './fake-lister-watcher';
-import { FakeInformerSource, captureLogger, eventually, settle, testKind, type FakeInformer } from './fakes';
+import { FakeInformerSource, captureLogger, eventually, settle, standalone, testKind, type FakeInformer } from './fakes';
 
 const Widget = testKind('Widget');
 const Part = testKind('Part');
@@ -61,7 +62,7 @@ function harness(
   const clock = new FakeClock();
   const metrics = new Metrics({ defaultMetrics: false });
   const { logger, lines } = captureLogger();
-  const controller = build(new ControllerBuilder('widgets', { informers: source, logger, metrics, clock }))
+  const controller = build(newControllerManagedBy(standalone({ informers: source, logger, metrics, clock }), 'widgets'))
     .withOptions({ ...options, rateLimiter: defaultControllerRateLimiter({ clock }) })
     .complete(reconciler);
   const ac = new AbortController();
@@ -130,7 +131,7 @@ describe('Controller', () => {
     source.informer(Widget).objects.set('ns/a', widget('a'));
     source.informer(Widget).objects.set('ns/b', widget('b'));
     const { logger } = captureLogger();
-    const c = new ControllerBuilder('widgets', { informers: source, logger }).for(Widget).complete(r);
+    const c = newControllerManagedBy(standalone({ informers: source, logger }), 'widgets').for(Widget).complete(r);
     const ac = new AbortController();
     const running = c.start(ac.signal);
     await eventually(() => r.calls.length === 2);
@@ -323,7 +324,7 @@ describe('Controller', () => {
       },
     };
     const { logger } = captureLogger();
-    const c = new ControllerBuilder('widgets', { informers: source, logger }).for(Widget).complete(r);
+    const c = newControllerManagedBy(standalone({ informers: source, logger }), 'widgets').for(Widget).complete(r);
     const ac = new AbortController();
     const running = c.start(ac.signal);
     await settle();
@@ -541,7 +542,7 @@ describe('Controller', () => {
       const { logger } = captureLogger();
       const informers = new InformerFactory({ lw, logger, reflector: { backoff: { initialMs: 2, maxMs: 10 } } });
       const r = oneAtATime();
-      const c = new ControllerBuilder('widgets', { informers, logger }).for(Widget).complete(r);
+      const c = newControllerManagedBy(standalone({ informers, logger }), 'widgets').for(Widget).complete(r);
       informers.start();
       const ac = new AbortController();
       const running = c.start(ac.signal);
@@ -637,12 +638,12 @@ describe('Controller', () => {
 
   it('rejects misuse at build time', () => {
     const { logger } = captureLogger();
-    const deps = { informers: new FakeInformerSource(), logger };
-    expect(() => new ControllerBuilder('Bad_Name', deps)).to.throw(/RFC 1123/);
-    expect(() => new ControllerBuilder('x', deps).owns(Part)).to.throw(/for\(\)/);
-    expect(() => new ControllerBuilder('x', deps).complete(scripted())).to.throw(/for\(\)/);
+    const mgr = standalone({ informers: new FakeInformerSource(), logger });
+    expect(() => newControllerManagedBy(mgr, 'Bad_Name')).to.throw(/RFC 1123/);
+    expect(() => newControllerManagedBy(mgr, 'x').owns(Part)).to.throw(/for\(\)/);
+    expect(() => newControllerManagedBy(mgr, 'x').complete(scripted())).to.throw(/for\(\)/);
     expect(() =>
-      new ControllerBuilder('x', deps).for(Widget).withOptions({ maxConcurrentReconciles: 0 }).complete(scripted()),
+      newControllerManagedBy(mgr, 'x').for(Widget).withOptions({ maxConcurrentReconciles: 0 }).complete(scripted()),
     ).to.throw(/maxConcurrentReconciles/);
   });
 });

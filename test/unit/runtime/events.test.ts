@@ -1,9 +1,15 @@
 import { expect } from 'chai';
-import { pino } from 'pino';
-import { ApiError, type PatchType } from '../../../operator/runtime/client';
+import { pino, type Logger } from 'pino';
+import type { Counter } from 'prom-client';
+import { BucketMetric } from '../../../operator/api/metric-names';
+import { ApiError } from '../../../operator/runtime/api-errors';
+import type { PatchType } from '../../../operator/runtime/client';
 import { FakeClock } from '../../../operator/runtime/clock';
 import { EventRecorder, eventKey, microTime, truncateNote, type EventObject } from '../../../operator/runtime/events';
+import { Metrics } from '../../../operator/runtime/metrics';
 import type { KubeObject, ResourceKind } from '../../../operator/runtime/types';
+import { WriteFailureReporter } from '../../../operator/runtime/write-failures';
+import { captureLogger } from './fakes';
 
 const pod: KubeObject = { apiVersion: 'v1', kind: 'Pod', metadata: { name: 'p', namespace: 'ns', uid: 'u1', resourceVersion: '3' } };
 
@@ -11,6 +17,7 @@ const pod: KubeObject = { apiVersion: 'v1', kind: 'Pod', metadata: { name: 'p', 
 class EventStore {
   readonly events = new Map<string, EventObject>();
   failCreate: unknown;
+  failPatch: unknown;
   creates = 0;
   patches = 0;
 
@@ -25,6 +32,7 @@ class EventStore {
 
   async patch<T extends KubeObject>(_k: ResourceKind, _ns: string, name: string, patch: unknown, _t: PatchType): Promise<T> {
     this.patches++;
+    if (this.failPatch) throw this.failPatch;
     const ev = this.events.get(name);
     if (!ev) throw new ApiError(404, 'NotFound', 'gone');
     Object.assign(ev, patch);
@@ -32,10 +40,35 @@ class EventStore {
   }
 }
 
-function recorder(store: EventStore, clock = new FakeClock(), extra: { burst?: number } = {}): EventRecorder {
+function recorder(
+  store: EventStore,
+  clock = new FakeClock(),
+  extra: { burst?: number; logger?: Logger; failures?: WriteFailureReporter } = {},
+): EventRecorder {
   return new EventRecorder({
     client: store, reportingController: 'example.com/ctl', reportingInstance: 'pod-1', logger: pino({ level: 'silent' }), clock, ...extra,
   });
+}
+
+const SECRET = 'hunter2-secret-value';
+
+/** The API server's answer to a write the operator's RBAC does not allow. */
+function forbidden(verb: string): ApiError {
+  return new ApiError(403, 'Forbidden', `events.events.k8s.io is forbidden: cannot ${verb} (token ${SECRET})`);
+}
+
+/** A recorder whose refused writes go to a reporter with metrics, and what both log. */
+function reporting(store: EventStore) {
+  const metrics = new Metrics({ defaultMetrics: false });
+  const { logger, lines } = captureLogger();
+  const failures = new WriteFailureReporter({ logger, metrics });
+  const r = recorder(store, new FakeClock(), { logger, failures });
+  const failed = async (verb: string): Promise<number> => {
+    const counter = metrics.registry.getSingleMetric(BucketMetric.writeFailures) as Counter | undefined;
+    const values = (await counter?.get())?.values ?? [];
+    return values.find((v) => v.labels.resource === 'events.events.k8s.io' && v.labels.verb === verb && v.labels.code === '403')?.value ?? 0;
+  };
+  return { r, lines, failed, warns: () => lines.filter((l) => l.level === 40) };
 }
 
 describe('EventRecorder', () => {
@@ -104,6 +137,45 @@ describe('EventRecorder', () => {
     expect(() => r.event({}, 'Normal', 'A', 'X', 'n')).to.not.throw();
     await r.flush();
     expect(store.events.size).to.equal(0);
+  });
+
+  describe('refused writes', () => {
+    it('a 403 on every create counts each failure and warns once, with nothing secret logged', async () => {
+      const store = new EventStore();
+      store.failCreate = forbidden('create');
+      const h = reporting(store);
+      for (const note of ['one', 'two', `three ${SECRET}`]) h.r.event(pod, 'Warning', 'Failed', 'Sync', note);
+      await h.r.flush();
+      expect(store.creates).to.equal(3);
+      expect(await h.failed('create')).to.equal(3);
+      expect(h.warns()).to.have.length(1);
+      expect(String(h.warns()[0]?.msg)).to.match(/forbidden: check the operator's RBAC \(it needs create on events\.events\.k8s\.io\)/);
+      expect(JSON.stringify(h.lines)).to.not.include(SECRET);
+    });
+
+    it('a 403 on the series patch of a repeat is reported as patch', async () => {
+      const store = new EventStore();
+      const h = reporting(store);
+      h.r.event(pod, 'Warning', 'Failed', 'Sync', 'boom');
+      await h.r.flush();
+      store.failPatch = forbidden('patch');
+      h.r.event(pod, 'Warning', 'Failed', 'Sync', 'boom');
+      h.r.event(pod, 'Warning', 'Failed', 'Sync', 'boom');
+      await h.r.flush();
+      expect([await h.failed('patch'), await h.failed('create')]).to.deep.equal([2, 0]);
+      expect(h.warns().map((l) => l.verb)).to.deep.equal(['patch']);
+    });
+
+    it('without a shared reporter still warns once on its own logger (no longer debug only)', async () => {
+      const store = new EventStore();
+      store.failCreate = forbidden('create');
+      const { logger, lines } = captureLogger();
+      const r = recorder(store, new FakeClock(), { logger });
+      r.event(pod, 'Normal', 'A', 'X', 'n1');
+      r.event(pod, 'Normal', 'A', 'X', 'n2');
+      await r.flush();
+      expect(lines.filter((l) => l.level === 40).map((l) => [l.resource, l.verb, l.code])).to.deep.equal([['events.events.k8s.io', 'create', '403']]);
+    });
   });
 
   it('puts events about cluster-scoped objects in default', async () => {

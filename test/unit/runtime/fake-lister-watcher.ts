@@ -2,7 +2,8 @@
  * A scripted `ListerWatcher` for reflector and informer tests: lists return the fake's
  * current objects, and each watch is a stream the test feeds events, errors or an end to.
  */
-import type { ListerWatcher, ListOptions, ListResult, WatchEvent, WatchOptions } from '../../../operator/runtime/client';
+import type { ListerWatcher, ListOptions, ListResult, WatchOptions } from '../../../operator/runtime/client';
+import type { WatchEvent } from '../../../operator/runtime/watch-events';
 import type { KubeObject, ResourceKind } from '../../../operator/runtime/types';
 
 type Frame = { event: WatchEvent<KubeObject> } | { error: unknown } | { end: true };

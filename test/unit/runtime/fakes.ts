@@ -3,7 +3,9 @@
  * that store what they are given and call the handlers, with no API server behind them.
  */
 import type { Logger } from 'pino';
-import { ApiError } from '../../../operator/runtime/client';
+import { ApiError } from '../../../operator/runtime/api-errors';
+import type { ControllerManager } from '../../../operator/runtime/builder';
+import type { Controller, ControllerDeps } from '../../../operator/runtime/controller';
 import { Leases, type Lease, type LeaseClient } from '../../../operator/runtime/leader-election';
 import { createLogger } from '../../../operator/runtime/logging';
 import {
@@ -89,6 +91,15 @@ export class FakeInformerSource implements InformerSource {
     }
     return inf;
   }
+}
+
+/**
+ * A `ControllerManager` that only keeps what `complete()` registers, for tests that start and
+ * stop one controller themselves instead of through a `Manager`.
+ */
+export function standalone(deps: ControllerDeps): ControllerManager & { readonly added: Controller[] } {
+  const added: Controller[] = [];
+  return { ...deps, added, add: (c: Controller) => added.push(c) };
 }
 
 /** A JSON logger whose parsed lines land in `lines`. */

@@ -1,6 +1,6 @@
 import { expect } from 'chai';
 import { pino, type Logger } from 'pino';
-import { ApiError } from '../../../operator/runtime/client';
+import { ApiError } from '../../../operator/runtime/api-errors';
 import { FakeClock } from '../../../operator/runtime/clock';
 import { InformerFactory } from '../../../operator/runtime/informer-factory';
 import { SharedInformer } from '../../../operator/runtime/informer';

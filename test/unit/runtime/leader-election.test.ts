@@ -1,6 +1,6 @@
 import { expect } from 'chai';
 import { FakeClock } from '../../../operator/runtime/clock';
-import { ApiError } from '../../../operator/runtime/client';
+import { ApiError } from '../../../operator/runtime/api-errors';
 import { LeaderElector, type Lease, type LeaseClient } from '../../../operator/runtime/leader-election';
 import { captureLogger, leaseStore, settle } from './fakes';
 

@@ -1,7 +1,8 @@
 import { expect } from 'chai';
 import { pino } from 'pino';
 import { Registry } from 'prom-client';
-import type { ListerWatcher, ListOptions, ListResult, WatchEvent, WatchOptions } from '../../../operator/runtime/client';
+import type { ListerWatcher, ListOptions, ListResult, WatchOptions } from '../../../operator/runtime/client';
+import type { WatchEvent } from '../../../operator/runtime/watch-events';
 import { SharedInformer } from '../../../operator/runtime/informer';
 import { CACHED_OBJECTS_METRIC, InformerFactory } from '../../../operator/runtime/informer-factory';
 import { NamedInformers } from '../../../operator/runtime/named-informers';

@@ -1,6 +1,6 @@
 import { expect } from 'chai';
+import { newControllerManagedBy } from '../../../operator/runtime/builder';
 import { FakeClock } from '../../../operator/runtime/clock';
-import { ControllerBuilder } from '../../../operator/runtime/controller';
 import { LeaderElectionLostError, Manager } from '../../../operator/runtime/manager';
 import { done, type Action } from '../../../operator/runtime/reconcile';
 import { FakeInformerSource, captureLogger, eventually, leaseStore, settle, testKind } from './fakes';
@@ -24,15 +24,13 @@ function setup(lease = leaseStore()) {
     clock,
   });
   const inFlight: Array<{ finish(): void; signal: AbortSignal }> = [];
-  mgr.add(
-    new ControllerBuilder('widgets', mgr).for(Widget).complete({
-      reconcile: (_req, ctx) =>
-        new Promise<Action>((resolve, reject) => {
-          inFlight.push({ finish: () => resolve(done()), signal: ctx.signal });
-          ctx.signal.addEventListener('abort', () => reject(new Error('aborted', { cause: ctx.signal.reason })));
-        }),
-    }),
-  );
+  newControllerManagedBy(mgr, 'widgets').for(Widget).complete({
+    reconcile: (_req, ctx) =>
+      new Promise<Action>((resolve, reject) => {
+        inFlight.push({ finish: () => resolve(done()), signal: ctx.signal });
+        ctx.signal.addEventListener('abort', () => reject(new Error('aborted', { cause: ctx.signal.reason })));
+      }),
+  });
   const abort = new AbortController();
   const result = mgr.start(abort.signal).then(
     () => undefined,
@@ -94,19 +92,45 @@ describe('Manager (fake informers, in-memory Lease)', () => {
     expect(h.lease.lease?.spec?.holderIdentity, 'a lost lease is not touched').to.equal('thief');
   });
 
-  it('rejects controllers added after start or under a taken name', async () => {
+  it('rejects controllers completed after start or under a taken name', async () => {
     const h = setup();
-    const build = (mgr: Manager) => new ControllerBuilder('widgets', mgr).for(Widget).complete({ reconcile: async () => done() });
-    expect(() => h.mgr.add(build(h.mgr))).to.throw(/started manager/);
+    const build = (mgr: Manager, name: string) => newControllerManagedBy(mgr, name).for(Widget).complete({ reconcile: async () => done() });
+    expect(() => build(h.mgr, 'late')).to.throw(/started manager/);
     h.abort.abort();
     await h.result;
     const idle = new Manager({ logger: captureLogger().logger, informers: new FakeInformerSource() });
-    idle.add(build(idle));
-    expect(() => idle.add(build(idle))).to.throw(/already registered/);
+    const first = build(idle, 'widgets');
+    expect(() => build(idle, 'widgets')).to.throw(/already registered/);
+    // complete() already registered it: the old build-then-add pattern now fails loudly.
+    expect(() => idle.add(first)).to.throw(/already registered/);
   });
 
   it('refuses leader election without a client for the Lease', () => {
     const leaderElection = { enabled: true, namespace: 'ns', name: 'lease' };
     expect(() => new Manager({ logger: captureLogger().logger, informers: new FakeInformerSource(), leaderElection })).to.throw(/needs a client/);
+  });
+});
+
+describe('newControllerManagedBy', () => {
+  it('registers the completed controller, so it reconciles when the manager starts with no separate add', async () => {
+    const source = new FakeInformerSource();
+    source.informer(Widget).objects.set('ns/a', { metadata: { namespace: 'ns', name: 'a' } });
+    const mgr = new Manager({ logger: captureLogger().logger, informers: source, metricsBindAddress: '0', healthProbeBindAddress: '0' });
+    const seen: string[] = [];
+    const controller = newControllerManagedBy(mgr, 'widgets')
+      .for(Widget)
+      .complete({ reconcile: async (req) => (seen.push(`${req.namespace}/${req.name}`), done()) });
+    const abort = new AbortController();
+    const running = mgr.start(abort.signal);
+    try {
+      await mgr.elected();
+      await eventually(() => seen.length === 1, 2000, 'the cached Widget reconciled');
+      expect(seen).to.deep.equal(['ns/a']);
+      expect(source.informer(Widget).started, 'the manager started the controller\'s informer').to.equal(true);
+      expect(controller.queue.isShuttingDown()).to.equal(false);
+    } finally {
+      abort.abort();
+      await running;
+    }
   });
 });

@@ -1,6 +1,6 @@
 import { expect } from 'chai';
+import { newControllerManagedBy } from '../../../operator/runtime/builder';
 import { FakeClock } from '../../../operator/runtime/clock';
-import { ControllerBuilder } from '../../../operator/runtime/controller';
 import { LeaderElectionLostError, Manager, type Runnable } from '../../../operator/runtime/manager';
 import { done } from '../../../operator/runtime/reconcile';
 import { FakeInformerSource, captureLogger, leaseStore, settle, testKind } from './fakes';
@@ -38,7 +38,7 @@ function manager(lease = leaseStore()) {
       clock,
   });
   // A manager whose controllers all ended stops; one idle controller keeps it running.
-  mgr.add(new ControllerBuilder('widgets', mgr).for(Widget).complete({ reconcile: async () => done() }));
+  newControllerManagedBy(mgr, 'widgets').for(Widget).complete({ reconcile: async () => done() });
   return { clock, lease, mgr };
 }
 

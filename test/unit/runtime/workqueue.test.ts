@@ -1,6 +1,6 @@
 import { expect } from 'chai';
 import { FakeClock } from '../../../operator/runtime/clock';
-import { ControllerBuilder } from '../../../operator/runtime/controller';
+import { newControllerManagedBy } from '../../../operator/runtime/builder';
 import {
   ItemExponentialRateLimiter,
   MaxOfRateLimiter,
@@ -15,7 +15,7 @@ import {
   type WorkQueueMetrics,
   type WorkQueueMetricsProvider,
 } from '../../../operator/runtime/workqueue';
-import { FakeInformerSource, captureLogger, eventually, settle, testKind } from './fakes';
+import { FakeInformerSource, captureLogger, eventually, settle, standalone, testKind } from './fakes';
 
 function queue(clock = new FakeClock()): { q: WorkQueue; clock: FakeClock } {
   return { q: new WorkQueue({ name: 'test', clock, rateLimiter: defaultControllerRateLimiter({ clock }) }), clock };
@@ -462,7 +462,7 @@ describe('controller loop over the queue', () => {
       },
     };
     const { logger } = captureLogger();
-    const controller = new ControllerBuilder('loop', { informers: source, logger })
+    const controller = newControllerManagedBy(standalone({ informers: source, logger }), 'loop')
       .for(kind)
       .withOptions({ maxConcurrentReconciles: 4 })
       .complete(reconciler);
