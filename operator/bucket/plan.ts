@@ -98,9 +98,10 @@ export type Step =
   | { readonly type: 'ready'; readonly announce: boolean; readonly adopting: boolean }
   /**
    * Observe policy: report what the provider has (`found` false: the named bucket does not
-   * exist, or not yet) and change nothing there.
+   * exist, or not yet) and change nothing there. `recheck`: read it again at the poll interval
+   * (it is transitioning) or the drift interval (the scan cannot see untagged buckets).
    */
-  | { readonly type: 'mirror'; readonly found: boolean; readonly announce: boolean }
+  | { readonly type: 'mirror'; readonly found: boolean; readonly announce: boolean; readonly recheck: 'poll' | 'drift' }
   /** Ready, and nothing says otherwise: no provider call; owned objects from the status. */
   | { readonly type: 'upToDate' };
 
@@ -293,7 +294,8 @@ function planObserve(bucket: StorageBucket, obs: Observation): Step {
     return { type: 'blocked', reason: Reason.InvalidSpec, message: `managementPolicy Observe needs the ${ADOPT_ANNOTATION} annotation naming the provider bucket to observe` };
   }
   const active = obs.exists && obs.bucket.phase === 'Active';
-  return { type: 'mirror', found: obs.exists, announce: active && !wasReady(bucket) };
+  const transitioning = obs.exists && !active;
+  return { type: 'mirror', found: obs.exists, announce: active && !wasReady(bucket), recheck: transitioning ? 'poll' : 'drift' };
 }
 
 function wasReady(bucket: StorageBucket): boolean {

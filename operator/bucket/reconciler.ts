@@ -258,7 +258,7 @@ export class BucketReconciler implements Reconciler {
         if (step.type === 'wait') return this.poll();
         // Observed buckets are read one by one (the operator does not tag them); ours are left
         // to the drift scanner, which lists the provider and names what differs.
-        if (step.type === 'mirror') return requeueAfter(this.jitter(external && external.phase !== 'Active' ? this.pollMs : this.driftMs));
+        if (step.type === 'mirror') return requeueAfter(this.jitter(step.recheck === 'poll' ? this.pollMs : this.driftMs));
         return done();
       }
 

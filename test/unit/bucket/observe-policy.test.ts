@@ -10,15 +10,19 @@ const observe = () => bucket().withSpec({ managementPolicy: 'Observe' });
 const cases: Record<string, { args: { bucket: StorageBucket; obs?: Observation }; want: Step }> = {
   'observe: the named bucket exists: mirror it, no finalizer or key first': {
     args: { bucket: observe().adopting('bucket-000001').build(), obs: { exists: true, bucket: providerBucket() } },
-    want: { type: 'mirror', found: true, announce: true },
+    want: { type: 'mirror', found: true, announce: true, recheck: 'drift' },
   },
   'observe: the named bucket does not exist: report it, never create': {
     args: { bucket: observe().adopting('bucket-000001').build(), obs: { exists: false } },
-    want: { type: 'mirror', found: false, announce: false },
+    want: { type: 'mirror', found: false, announce: false, recheck: 'drift' },
   },
   'observe: a spec smaller than the provider bucket is not enforced': {
     args: { bucket: observe().withSpec({ managementPolicy: 'Observe', sizeGB: 500, encrypted: true }).adopting('bucket-000001').build(), obs: { exists: true, bucket: providerBucket() } },
-    want: { type: 'mirror', found: true, announce: true },
+    want: { type: 'mirror', found: true, announce: true, recheck: 'drift' },
+  },
+  'observe: the named bucket is resizing: mirror it and read again at the poll interval': {
+    args: { bucket: observe().adopting('bucket-000001').build(), obs: { exists: true, bucket: providerBucket({ phase: 'Resizing' }) } },
+    want: { type: 'mirror', found: true, announce: false, recheck: 'poll' },
   },
   'observe: nothing names the bucket: blocked with a reason': {
     args: { bucket: observe().build(), obs: { exists: false } },
