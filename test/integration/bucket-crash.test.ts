@@ -8,12 +8,13 @@ import { expect } from 'chai';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { waitFor, type ControlPlane } from '../support/control-plane';
+import { type ControlPlane } from '../support/control-plane';
 import { applyDist } from '../support/dist';
 import { apply, bucketManifest, condition, kubectlOk, providerManifests, type BucketJson } from '../support/kube';
 import { startOperatorProcess, type OperatorProcess } from '../support/operator-process';
 import { startProviderProcess, type ProviderProcess } from '../support/provider-process';
 import { freshNamespace, sharedControlPlane } from './setup';
+import { eventually } from '../support/eventually';
 
 const COUNT = 20;
 
@@ -82,7 +83,7 @@ describe('crash safety (operator killed mid-flight, provider drops committed cre
     // An API server outage in the middle of it must only delay the work.
     await cp.restartApiServer();
     await provider.setFaults({});
-    await waitFor(async () => {
+    await eventually(async () => {
       const ready = (await listBuckets()).filter((b) => condition(b, 'Ready')?.status === 'True');
       return ready.length === COUNT ? true : undefined;
     }, { description: `all ${COUNT} buckets to be Ready`, timeoutMs: 180_000, intervalMs: 500 });
@@ -100,7 +101,7 @@ describe('crash safety (operator killed mid-flight, provider drops committed cre
   it('leaves no provider bucket behind after deletion, even when killed while deleting', async () => {
     await kubectlOk(cp, ['delete', 'sbucket', '--all', '-n', ns, '--wait=false']);
     for (let i = 0; i < 3; i++) await crashAfterRandomDelay();
-    await waitFor(async () => ((await listBuckets()).length === 0 ? true : undefined), {
+    await eventually(async () => (await listBuckets()).length === 0, {
       description: 'every StorageBucket to be gone', timeoutMs: 120_000, intervalMs: 500,
     });
     expect(await provider.buckets(ns)).to.deep.equal([]);

@@ -10,12 +10,13 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import type { ProviderStats } from '../../provider';
-import { waitFor, type ControlPlane } from '../support/control-plane';
+import { type ControlPlane } from '../support/control-plane';
 import { applyDist } from '../support/dist';
 import { apply, bucketManifest, condition, getJson, kubectlOk, providerManifests, type BucketJson } from '../support/kube';
 import { startOperatorProcess, type OperatorProcess } from '../support/operator-process';
 import { startProviderProcess, type ProviderProcess } from '../support/provider-process';
 import { freshNamespace, sharedControlPlane } from './setup';
+import { eventually } from '../support/eventually';
 
 const COUNT = 6;
 const LIST = 'GET /buckets 200';
@@ -52,13 +53,13 @@ describe('bulk drift detection (one provider list per scan instead of a GET per 
   const listBuckets = async () =>
     (JSON.parse(await kubectlOk(cp, ['get', 'sbucket', '-n', ns, '-o', 'json'])) as { items: BucketJson[] }).items;
   const allReady = (description: string) =>
-    waitFor(async () => {
+    eventually(async () => {
       const items = await listBuckets();
       return items.length === COUNT && items.every(isReady) ? items : undefined;
     }, { description, timeoutMs: 90_000, intervalMs: 250 });
   /** Waits until the operator has listed the provider `scans` more times than in `from`. */
   const scansAfter = (from: ProviderStats, scans: number) =>
-    waitFor(async () => {
+    eventually(async () => {
       const now = await provider.stats();
       return (now.requests[LIST] ?? 0) - (from.requests[LIST] ?? 0) >= scans ? now : undefined;
     }, { description: `${scans} drift scans`, timeoutMs: 60_000, intervalMs: 200 });
@@ -98,7 +99,7 @@ describe('bulk drift detection (one provider list per scan instead of a GET per 
     const [a, b] = await Promise.all([getJson<BucketJson>(cp, 'sbucket', 'd0', ns), getJson<BucketJson>(cp, 'sbucket', 'd1', ns)]);
     await provider.tamper(a!.status!.id!, { sizeGB: 3 });
     await provider.tamper(b!.status!.id!, { encrypted: true });
-    await waitFor(async () => {
+    await eventually(async () => {
       const byId = new Map((await provider.buckets(ns)).map((x) => [x.id, x]));
       const x = byId.get(a!.status!.id!);
       const y = byId.get(b!.status!.id!);
@@ -115,7 +116,7 @@ describe('bulk drift detection (one provider list per scan instead of a GET per 
   it('recreates a bucket deleted at the provider', async () => {
     const before = (await getJson<BucketJson>(cp, 'sbucket', 'd2', ns))!;
     await provider.remove(before.status!.id!);
-    const after = await waitFor(async () => {
+    const after = await eventually(async () => {
       const b = await getJson<BucketJson>(cp, 'sbucket', 'd2', ns);
       return b && isReady(b) && b.status?.id !== before.status?.id ? b : undefined;
     }, { description: 'd2 to be recreated', timeoutMs: 30_000, intervalMs: 200 });

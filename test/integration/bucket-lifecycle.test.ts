@@ -8,7 +8,7 @@ import { expect } from 'chai';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { waitFor, type ControlPlane } from '../support/control-plane';
+import { type ControlPlane } from '../support/control-plane';
 import { applyDist } from '../support/dist';
 import {
   apply, bucketManifest, condition, getJson, kubectlOk, providerManifests, waitForGone, waitForObject, type BucketJson,
@@ -16,6 +16,7 @@ import {
 import { startOperatorProcess, type OperatorProcess } from '../support/operator-process';
 import { startProviderProcess, type ProviderProcess } from '../support/provider-process';
 import { freshNamespace, sharedControlPlane } from './setup';
+import { eventually } from '../support/eventually';
 
 const FINALIZER = 'storage.avalonhosting.example/bucket-cleanup';
 const isReady = (b: BucketJson) => condition(b, 'Ready')?.status === 'True' && b.status?.observedGeneration === b.metadata.generation;
@@ -96,7 +97,7 @@ describe('StorageBucket lifecycle (operator under its ServiceAccount, real provi
   it('corrects drift made behind its back', async () => {
     const b = (await getJson<BucketJson>(cp, 'sbucket', 'alpha', ns))!;
     await provider.tamper(b.status!.id!, { sizeGB: 3, encrypted: true });
-    await waitFor(async () => {
+    await eventually(async () => {
       const x = (await provider.buckets(ns)).find((y) => y.id === b.status?.id);
       return x && x.sizeGB === 25 && x.encrypted === false && x.phase === 'Active' ? x : undefined;
     }, { description: 'the drift to be corrected', timeoutMs: 60_000, intervalMs: 250 });
@@ -294,7 +295,7 @@ describe('StorageBucket lifecycle (operator under its ServiceAccount, real provi
       (x) => (x.metadata.finalizers ?? []).includes('storage.avalonhosting.example/in-use'), 'the credentials Secret to be protected');
     expect(secret.metadata.finalizers).to.include('storage.avalonhosting.example/in-use');
     await kubectlOk(cp, ['delete', 'namespace', doomed, '--wait=false']);
-    await waitFor(async () => ((await cp.kubectl(['get', 'namespace', doomed])).code !== 0 ? true : undefined), {
+    await eventually(async () => (await cp.kubectl(['get', 'namespace', doomed])).code !== 0, {
       description: `namespace ${doomed} to be gone`, timeoutMs: 120_000, intervalMs: 500,
     });
     expect(await provider.buckets(doomed)).to.deep.equal([]);

@@ -9,7 +9,7 @@ import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { stringify } from 'yaml';
-import { waitFor, type ControlPlane } from '../support/control-plane';
+import { type ControlPlane } from '../support/control-plane';
 import { applyDist } from '../support/dist';
 import {
   CUSTOMIZATIONS_DIR, evaluateFluxHealth, runHealthLua, type FluxStatus, type KubeObjectData,
@@ -18,6 +18,7 @@ import { apply, bucketManifest, condition, getJson, kubectlOk, providerManifests
 import { startOperatorProcess, type OperatorProcess } from '../support/operator-process';
 import { startProviderProcess, type ProviderProcess } from '../support/provider-process';
 import { freshNamespace, sharedControlPlane } from './setup';
+import { eventually } from '../support/eventually';
 
 const GROUP = 'storage.avalonhosting.example';
 const CAPTURE = process.env['BUCKETOPERATOR_CAPTURE_FIXTURES'] === '1';
@@ -170,7 +171,7 @@ describe('GitOps health checks on live objects (lua5.1 and cel-go)', function ()
       const line = text.split('\n').find((l) => l.startsWith(`${series} `));
       return line === undefined ? undefined : Number(line.slice(series.length + 1));
     };
-    const metrics = await waitFor(async () => {
+    const metrics = await eventually(async () => {
       const text = await (await fetch(operator.metricsUrl)).text();
       return sample(text, 'bucketoperator_bucket_deletion_seconds_count') === 1 ? text : undefined;
     }, { description: 'the deletion to be observed', timeoutMs: 30_000, intervalMs: 250 });

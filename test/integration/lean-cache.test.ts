@@ -13,13 +13,14 @@ import { CACHED_OBJECTS_METRIC } from '../../operator/runtime/informer-factory';
 import { createLogger } from '../../operator/runtime/logging';
 import { LAST_APPLIED_ANNOTATION } from '../../operator/runtime/transforms';
 import type { KubeObject } from '../../operator/runtime/types';
-import { waitFor, type ControlPlane } from '../support/control-plane';
+import { type ControlPlane } from '../support/control-plane';
 import { applyDist } from '../support/dist';
 import {
   apply, bucketManifest, condition, getJson, kubectlOk, providerManifests, waitForGone, waitForObject, type BucketJson,
 } from '../support/kube';
 import { startProviderProcess, type ProviderProcess } from '../support/provider-process';
 import { freshNamespace, sharedControlPlane } from './setup';
+import { eventually } from '../support/eventually';
 
 const IN_USE = 'storage.avalonhosting.example/in-use';
 const BUCKET_LABEL = 'storage.avalonhosting.example/bucket';
@@ -150,7 +151,7 @@ describe('lean caches: only our objects and referenced Secrets are cached (real 
     await apply(cp, unrelated(other, 'after'));
     await apply(cp, bucketManifest(ns, 'three'));
     await ready('three');
-    await waitFor(async () => (cachedKeys('Secret').includes(`${ns}/three-access`) ? true : undefined), { description: 'three-access in the cache', timeoutMs: 30_000, intervalMs: 100 });
+    await eventually(async () => cachedKeys('Secret').includes(`${ns}/three-access`), { description: 'three-access in the cache', timeoutMs: 30_000, intervalMs: 100 });
 
     const referenced = new Set(cached('BucketProviderConfig').map((c) => {
       const spec = (c as KubeObject & { spec: { secretRef: { name: string } } }).spec;

@@ -8,9 +8,10 @@ import { createLogger } from '../../operator/runtime/logging';
 import { LeaderElectionLostError, Manager } from '../../operator/runtime/manager';
 import { done } from '../../operator/runtime/reconcile';
 import type { ResourceKind } from '../../operator/runtime/types';
-import { waitFor, type ControlPlane } from '../support/control-plane';
+import { type ControlPlane } from '../support/control-plane';
 import { freshNamespace, sharedControlPlane } from './setup';
 import { CONTROLLER_RUNTIME_METRIC_NAMES } from '../support/metric-names';
+import { eventually } from '../support/eventually';
 
 const ConfigMaps: ResourceKind = { group: '', version: 'v1', kind: 'ConfigMap', plural: 'configmaps', namespaced: true };
 const Missing: ResourceKind = { group: 'example.com', version: 'v1', kind: 'Missing', plural: 'missings', namespaced: true };
@@ -87,7 +88,7 @@ async function httpGet(url: string): Promise<{ status: number; body: string }> {
 }
 
 async function exactlyOneLeader(replicas: Replica[], timeoutMs: number): Promise<Replica> {
-  return waitFor(
+  return eventually(
     async () => {
       const leaders = replicas.filter((r) => r.mgr.isLeader());
       return leaders.length === 1 ? leaders[0] : undefined;
@@ -130,8 +131,8 @@ describe('runtime: leader election and manager (real control plane)', function (
     expect(await holderOf('toy')).to.equal(leader.mgr.identity);
 
     await createConfigMap('one');
-    await waitFor(async () => (leader.seen.includes('one') ? true : undefined), {
-      description: 'the leader to reconcile ConfigMap one',
+    await eventually(async () => leader.seen.includes('one'), {
+      description: 'the leader to reconcile ConfigMap one', timeoutMs: 30_000,
     });
     // The follower has had the same events in its cache all along; give it several retry periods.
     await new Promise((r) => setTimeout(r, 3 * FAST.retryPeriodMs));
@@ -154,15 +155,15 @@ describe('runtime: leader election and manager (real control plane)', function (
     // Worst case: the last renewal was seen up to 1.2 retry periods late, and expiry is
     // noticed up to 1.2 retry periods after it happens; one second of slack for the API.
     const bound = FAST.leaseDurationMs + 2.4 * FAST.retryPeriodMs + 1_000;
-    await waitFor(async () => (standby.mgr.isLeader() ? true : undefined), {
+    await eventually(async () => standby.mgr.isLeader(), {
       description: 'the standby to take over',
       timeoutMs: bound,
       intervalMs: 50,
     });
     expect(await holderOf('crash')).to.equal(standby.mgr.identity);
     await createConfigMap('after-crash');
-    await waitFor(async () => (standby.seen.includes('after-crash') ? true : undefined), {
-      description: 'the new leader to reconcile',
+    await eventually(async () => standby.seen.includes('after-crash'), {
+      description: 'the new leader to reconcile', timeoutMs: 30_000,
     });
   });
 
@@ -179,7 +180,7 @@ describe('runtime: leader election and manager (real control plane)', function (
     leader.abort.abort();
     expect(await leader.result).to.equal(undefined);
     expect(await holderOf('graceful'), 'released on stop').to.equal('');
-    await waitFor(async () => (standby.mgr.isLeader() ? true : undefined), {
+    await eventually(async () => standby.mgr.isLeader(), {
       description: 'the standby to take over a released lease',
       timeoutMs: 3 * slow.retryPeriodMs + 1_000,
       intervalMs: 50,
@@ -209,7 +210,7 @@ describe('runtime: leader election and manager (real control plane)', function (
     running.push(a);
     await exactlyOneLeader([a], 20_000);
     await createConfigMap('m');
-    await waitFor(async () => (a.seen.includes('m') ? true : undefined), { description: 'a reconcile' });
+    await eventually(async () => a.seen.includes('m'), { description: 'a reconcile', timeoutMs: 30_000 });
     const { metrics } = await a.mgr.listening();
     const res = await httpGet(`http://127.0.0.1:${metrics?.port}/metrics`);
     expect(res.status).to.equal(200);
@@ -232,12 +233,12 @@ describe('runtime: leader election and manager (real control plane)', function (
     expect(notReady.body).to.match(/\[-\]informers failed: informers not ready: Missing \(not synced\)/);
     expect((await httpGet(`http://127.0.0.1:${stuckAddr?.port}/healthz`)).status, 'alive though not ready').to.equal(200);
 
-    const ready = await waitFor(
+    const ready = await eventually(
       async () => {
         const r = await httpGet(`http://127.0.0.1:${fineAddr?.port}/readyz?verbose`);
         return r.status === 200 ? r : undefined;
       },
-      { description: '/readyz to pass' },
+      { description: '/readyz to pass', timeoutMs: 30_000 },
     );
     expect(ready.body).to.include('[+]informers ok');
     expect((await httpGet(`http://127.0.0.1:${fineAddr?.port}/readyz/informers`)).body).to.equal('ok');

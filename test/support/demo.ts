@@ -8,11 +8,12 @@
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { startControlPlane, waitFor, type ControlPlane } from './control-plane';
+import { startControlPlane, type ControlPlane } from './control-plane';
 import { applyDist } from './dist';
 import { apply, bucketManifest, condition, getJson, providerManifests, type BucketJson } from './kube';
 import { startOperatorProcess, type OperatorProcess } from './operator-process';
 import { startProviderProcess, type ProviderProcess } from './provider-process';
+import { eventually } from './eventually';
 
 const NAMESPACE = 'demo';
 const BUCKET = 'demo-bucket';
@@ -65,7 +66,7 @@ Resize it, then delete it:
   ${k} patch sbucket ${BUCKET} -n ${NAMESPACE} --type=merge -p '{"spec":{"sizeGB":20}}'
   ${k} delete sbucket ${BUCKET} -n ${NAMESPACE}
 `);
-    const ready = await waitFor(async () => {
+    const ready = await eventually(async () => {
       const b = await getJson<BucketJson>(cp!, 'sbucket', BUCKET, NAMESPACE);
       return b && condition(b, 'Ready')?.status === 'True' ? b : undefined;
     }, { description: `${BUCKET} to be Ready`, timeoutMs: 120_000, intervalMs: 500 });

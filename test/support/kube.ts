@@ -1,6 +1,7 @@
 /** Small kubectl-based helpers for integration tests: read objects as JSON, apply YAML, wait. */
 import type { ControlPlane } from './control-plane';
-import { waitFor } from './control-plane';
+import { eventually } from './eventually';
+
 
 /** Runs kubectl and throws with its stderr on failure. */
 export async function kubectlOk(cp: ControlPlane, args: string[], input?: string): Promise<string> {
@@ -28,7 +29,7 @@ export async function apply(cp: ControlPlane, manifest: unknown): Promise<void> 
 export async function waitForObject<T>(
   cp: ControlPlane, kind: string, name: string, ns: string, predicate: (obj: T) => boolean, description: string, timeoutMs = 60_000,
 ): Promise<T> {
-  return waitFor(async () => {
+  return eventually(async () => {
     const obj = await getJson<T>(cp, kind, name, ns);
     return obj !== undefined && predicate(obj) ? obj : undefined;
   }, { description, timeoutMs, intervalMs: 250 });
@@ -36,7 +37,7 @@ export async function waitForObject<T>(
 
 /** Waits until the object no longer exists. */
 export async function waitForGone(cp: ControlPlane, kind: string, name: string, ns: string, timeoutMs = 60_000): Promise<void> {
-  await waitFor(async () => ((await getJson(cp, kind, name, ns)) === undefined ? true : undefined), {
+  await eventually(async () => (await getJson(cp, kind, name, ns)) === undefined, {
     description: `${kind} ${ns}/${name} to be gone`, timeoutMs, intervalMs: 250,
   });
 }

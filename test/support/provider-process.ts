@@ -10,7 +10,8 @@ import { join, resolve } from 'node:path';
 import type { FaultSettings, ProviderStats } from '../../provider';
 import type { ProviderBucket } from '../../operator/provider-client';
 import { freePort } from './ports';
-import { waitFor } from './control-plane';
+import { eventually } from './eventually';
+
 
 const REPO = resolve(__dirname, '..', '..');
 
@@ -68,7 +69,7 @@ export async function startProviderProcess(opts: ProviderProcessOptions = {}): P
     exited = true;
   });
   const url = `http://127.0.0.1:${port}`;
-  await waitFor(async () => ((await fetch(`${url}/healthz`)).ok ? true : undefined), {
+  await eventually(async () => (await fetch(`${url}/healthz`)).ok, {
     description: 'the provider process to listen',
     timeoutMs: 30_000,
     abortIf: () => (exited ? `provider exited; see ${logFile}` : undefined),

@@ -3,7 +3,8 @@ import { FakeClock } from '../../../operator/runtime/clock';
 import { ControllerBuilder } from '../../../operator/runtime/controller';
 import { LeaderElectionLostError, Manager } from '../../../operator/runtime/manager';
 import { done, type Action } from '../../../operator/runtime/reconcile';
-import { FakeInformerSource, captureLogger, eventually, leaseStore, settle, testKind } from './fakes';
+import { FakeInformerSource, captureLogger, leaseStore, settle, testKind } from './fakes';
+import { eventually, IN_PROCESS } from '../../support/eventually';
 
 const Widget = testKind('Widget');
 
@@ -56,7 +57,7 @@ describe('Manager (fake informers, in-memory Lease)', () => {
   it('on shutdown drains in-flight reconciles first, then releases the lease', async () => {
     const h = setup();
     await h.mgr.elected();
-    await eventually(() => h.inFlight.length === 1);
+    await eventually(() => h.inFlight.length === 1, IN_PROCESS);
     h.abort.abort();
     await settle(10);
     expect(h.lease.lease?.spec?.holderIdentity, 'lease kept while draining').to.equal('me');
@@ -70,7 +71,7 @@ describe('Manager (fake informers, in-memory Lease)', () => {
   it('aborts reconciles still running when the graceful timeout expires', async () => {
     const h = setup();
     await h.mgr.elected();
-    await eventually(() => h.inFlight.length === 1);
+    await eventually(() => h.inFlight.length === 1, IN_PROCESS);
     h.abort.abort();
     await settle(10);
     h.clock.advance(60_000);
@@ -82,7 +83,7 @@ describe('Manager (fake informers, in-memory Lease)', () => {
   it('on losing the lease stops reconciles at once and rejects with LeaderElectionLostError', async () => {
     const h = setup();
     await h.mgr.elected();
-    await eventually(() => h.inFlight.length === 1);
+    await eventually(() => h.inFlight.length === 1, IN_PROCESS);
     const current = h.lease.lease;
     h.lease.lease = { ...current, metadata: { ...current?.metadata, resourceVersion: '999' }, spec: { ...current?.spec, holderIdentity: 'thief' } };
     for (let i = 0; i < 30 && h.mgr.isLeader(); i++) {
