@@ -41,6 +41,15 @@ export interface ProviderProcess {
   stop(): Promise<void>;
 }
 
+/**
+ * Requests counted in `stats` whose key (`"<METHOD> <route template> <status>"`, e.g.
+ * `"DELETE /buckets/{id} 503"`) matches `pattern`; the test's own admin calls never match
+ * a pattern on `/buckets`.
+ */
+export function countRequests(stats: ProviderStats, pattern: RegExp): number {
+  return Object.entries(stats.requests).filter(([key]) => pattern.test(key)).reduce((n, [, v]) => n + v, 0);
+}
+
 /** Starts `provider/main.ts` on a free port and waits for /healthz. */
 export async function startProviderProcess(opts: ProviderProcessOptions = {}): Promise<ProviderProcess> {
   const port = await freePort();
