@@ -56,6 +56,12 @@ export interface StackOptions {
   readonly operator?: Omit<OperatorProcessOptions, 'kubeconfig' | 'logFile'> | false;
   /** Lifetime of the operator's ServiceAccount token. @default the TokenRequest default (1 h) */
   readonly tokenExpirationSeconds?: number;
+  /**
+   * Whether stop() waits (a bounded time) for the tenants' buckets to be deprovisioned. Off for
+   * a file that leaves buckets paused or blocked on purpose: they would only use up the bound.
+   * @default true
+   */
+  readonly waitForCleanup?: boolean;
 }
 
 /** Options of {@link Stack.tenant}. */
@@ -162,11 +168,11 @@ export async function startStack(cp: ControlPlane, opts: StackOptions): Promise<
       ownTenants = [];
       await Promise.all([...own.map((t) => t.provider.setFaults({})), provider.setFaults(opts.provider?.faults ?? {})]);
       // Deprovisioned while their provider still runs; then the provider goes.
-      await deleteTenants(cp, own.map((t) => t.ns), operator !== undefined);
+      await deleteTenants(cp, own.map((t) => t.ns), operator !== undefined, true);
       await Promise.all(own.map((t) => t.provider.stop()));
     },
     async stop({ keepLogs = false } = {}) {
-      await deleteTenants(cp, [...namespaces, ...ownTenants.map((t) => t.ns)], operator !== undefined);
+      await deleteTenants(cp, [...namespaces, ...ownTenants.map((t) => t.ns)], operator !== undefined, opts.waitForCleanup ?? true);
       await operator?.kill('SIGTERM');
       await Promise.all([...ownTenants.map((t) => t.provider.stop()), provider.stop()]);
       if (keepLogs) console.log(`stack ${opts.name}: operator log kept in ${dir}`);
@@ -176,14 +182,15 @@ export async function startStack(cp: ControlPlane, opts: StackOptions): Promise<
 }
 
 /**
- * Deletes `namespaces` and, while an operator runs, waits a bounded time for their
- * StorageBuckets to be deprovisioned, so no later operator inherits buckets whose provider
- * is gone. Best effort: a bucket a test left paused or blocked stays, as it would in a cluster.
+ * Deletes `namespaces` while the stack's operator process runs (without one, nothing would
+ * release their buckets' finalizers, so they are left as they are) and, when `wait`, waits a
+ * bounded time for their StorageBuckets to be deprovisioned, so no later operator inherits
+ * buckets whose provider is gone. Best effort: a bucket left paused or blocked stays.
  */
-async function deleteTenants(cp: ControlPlane, namespaces: string[], operatorRuns: boolean): Promise<void> {
-  if (namespaces.length === 0) return;
+async function deleteTenants(cp: ControlPlane, namespaces: string[], operatorRuns: boolean, wait: boolean): Promise<void> {
+  if (namespaces.length === 0 || !operatorRuns) return;
   await cp.kubectl(['delete', 'namespace', ...namespaces, '--wait=false', '--ignore-not-found']);
-  if (!operatorRuns) return;
+  if (!wait) return;
   const left = async (): Promise<string[]> => {
     const res = await cp.kubectl(['get', 'sbucket', '-A', '-o', 'jsonpath={range .items[*]}{.metadata.namespace}{"\\n"}{end}']);
     return res.stdout.split('\n').filter((ns) => namespaces.includes(ns));
