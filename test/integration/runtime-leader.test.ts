@@ -31,6 +31,8 @@ interface Replica {
   /** Settles with start()'s error, or undefined when it returned normally. */
   readonly result: Promise<unknown>;
   readonly client: KubeClient;
+  /** True when this replica's informer cache holds ConfigMap `name` of `ns`. */
+  cached(name: string): boolean;
 }
 
 function replica(
@@ -42,10 +44,11 @@ function replica(
   const logger = createLogger({ level: 'silent' });
   const registry = new Registry();
   const client = new KubeClient({ restConfig: cp.restConfig(), registry });
+  const informers = new InformerFactory({ lw: client, logger });
   const mgr = new Manager({
     client,
     logger,
-    informers: new InformerFactory({ lw: client, logger }),
+    informers,
     namespace: ns,
     leaderElection: {
       enabled: opts.leaderElection ?? true,
@@ -73,7 +76,9 @@ function replica(
     () => undefined,
     (err: unknown) => err,
   );
-  return { mgr, seen, abort, result, client };
+  const cached = (name: string) =>
+    informers.informers().some((i) => i.kind.kind === 'ConfigMap' && i.cache.get({ namespace: ns, name }) !== undefined);
+  return { mgr, seen, abort, result, client, cached };
 }
 
 async function stopAll(replicas: Replica[]): Promise<void> {
@@ -131,11 +136,16 @@ describe('runtime: leader election and manager (real control plane)', function (
     expect(await holderOf('toy')).to.equal(leader.mgr.identity);
 
     await createConfigMap('one');
-    await eventually(async () => leader.seen.includes('one'), {
+    await eventually(() => leader.seen.includes('one'), {
       description: 'the leader to reconcile ConfigMap one', timeoutMs: 30_000,
     });
-    // The follower has had the same events in its cache all along; give it several retry periods.
-    await new Promise((r) => setTimeout(r, 3 * FAST.retryPeriodMs));
+    // Barrier: the follower's cache holds `one` and a ConfigMap created after it, which the
+    // leader has reconciled too. Handlers enqueue as the event is applied, so a follower
+    // running its controller would have reconciled `one` long before `two` arrived.
+    await createConfigMap('two');
+    await eventually(() => follower.cached('one') && follower.cached('two') && leader.seen.includes('two'), {
+      description: 'the follower to cache one and two, and the leader to reconcile two', timeoutMs: 30_000, intervalMs: 20,
+    });
     expect(follower.seen).to.deep.equal([]);
     expect([a, b].filter((r) => r.mgr.isLeader())).to.have.length(1);
   });
@@ -155,14 +165,14 @@ describe('runtime: leader election and manager (real control plane)', function (
     // Worst case: the last renewal was seen up to 1.2 retry periods late, and expiry is
     // noticed up to 1.2 retry periods after it happens; one second of slack for the API.
     const bound = FAST.leaseDurationMs + 2.4 * FAST.retryPeriodMs + 1_000;
-    await eventually(async () => standby.mgr.isLeader(), {
+    await eventually(() => standby.mgr.isLeader(), {
       description: 'the standby to take over',
       timeoutMs: bound,
       intervalMs: 50,
     });
     expect(await holderOf('crash')).to.equal(standby.mgr.identity);
     await createConfigMap('after-crash');
-    await eventually(async () => standby.seen.includes('after-crash'), {
+    await eventually(() => standby.seen.includes('after-crash'), {
       description: 'the new leader to reconcile', timeoutMs: 30_000,
     });
   });
@@ -174,13 +184,14 @@ describe('runtime: leader election and manager (real control plane)', function (
     running.push(a, b);
     const leader = await exactlyOneLeader([a, b], 20_000);
     const standby = leader === a ? b : a;
-    // Let the standby observe the lease, so it would otherwise have to wait the full 15 s.
+    // Pacing, not proof: let the standby observe the lease, so it would otherwise have to
+    // wait the full 15 s (it exposes no sign of having observed it).
     await new Promise((r) => setTimeout(r, 2 * slow.retryPeriodMs));
 
     leader.abort.abort();
     expect(await leader.result).to.equal(undefined);
     expect(await holderOf('graceful'), 'released on stop').to.equal('');
-    await eventually(async () => standby.mgr.isLeader(), {
+    await eventually(() => standby.mgr.isLeader(), {
       description: 'the standby to take over a released lease',
       timeoutMs: 3 * slow.retryPeriodMs + 1_000,
       intervalMs: 50,
@@ -200,8 +211,12 @@ describe('runtime: leader election and manager (real control plane)', function (
     expect(err).to.be.instanceOf(LeaderElectionLostError);
     expect(a.mgr.isLeader()).to.equal(false);
     const countBefore = a.seen.length;
+    // Barrier: a witness (no leader election) reconciles the ConfigMap, so its event has been
+    // delivered; start() has settled, so `a` stopped its controllers before that.
+    const witness = replica(cp, ns, 'witness', { leaderElection: false });
+    running.push(witness);
     await createConfigMap('after-loss');
-    await new Promise((r) => setTimeout(r, 3 * FAST.retryPeriodMs));
+    await eventually(() => witness.seen.includes('after-loss'), { description: 'the witness to reconcile after-loss', timeoutMs: 30_000, intervalMs: 20 });
     expect(a.seen.length, 'no reconcile after losing the lease').to.equal(countBefore);
   });
 
@@ -210,7 +225,7 @@ describe('runtime: leader election and manager (real control plane)', function (
     running.push(a);
     await exactlyOneLeader([a], 20_000);
     await createConfigMap('m');
-    await eventually(async () => a.seen.includes('m'), { description: 'a reconcile', timeoutMs: 30_000 });
+    await eventually(() => a.seen.includes('m'), { description: 'a reconcile', timeoutMs: 30_000 });
     const { metrics } = await a.mgr.listening();
     const res = await httpGet(`http://127.0.0.1:${metrics?.port}/metrics`);
     expect(res.status).to.equal(200);
