@@ -10,12 +10,13 @@ import { join } from 'node:path';
 import { KubeClient } from '../operator/runtime/client';
 import { SECRET, STORAGE_BUCKET } from '../operator/bucket/kinds';
 import type { StorageBucket } from '../operator/api/v1';
-import { startControlPlane, waitFor, type ControlPlane } from '../test/support/control-plane';
+import { startControlPlane, type ControlPlane } from '../test/support/control-plane';
 import { applyDist } from '../test/support/dist';
 import { apply, bucketManifest, providerManifests } from '../test/support/kube';
 import { startOperatorProcess, type OperatorProcess } from '../test/support/operator-process';
 import { startProviderProcess, type ProviderProcess } from '../test/support/provider-process';
 import { scrape, sum, type Sample } from './metrics';
+import { eventually } from '../test/support/eventually';
 
 /** Counters read from the operator and the provider at one moment. */
 export interface Reading {
@@ -102,7 +103,7 @@ export class Bench {
    * is polled less often: each poll lists all N, which would load the API server it measures.
    */
   async waitAllReady(ns: string, n: number, since: number, timeoutMs: number, intervalMs = n >= 2000 ? 2000 : 250): Promise<number> {
-    await waitFor(async () => ((await this.count(ns)).ready === n ? true : undefined), {
+    await eventually(async () => (await this.count(ns)).ready === n, {
       description: `${n} buckets Ready in ${ns}`, timeoutMs, intervalMs,
     });
     return Date.now() - since;
@@ -129,7 +130,7 @@ export class Bench {
   async deleteAll(ns: string, timeoutMs: number): Promise<number> {
     const t0 = Date.now();
     await this.cp.kubectl(['delete', 'sbucket', '--all', '-n', ns, '--wait=false']);
-    await waitFor(async () => ((await this.count(ns)).total === 0 ? true : undefined), {
+    await eventually(async () => (await this.count(ns)).total === 0, {
       description: `buckets in ${ns} to be gone`, timeoutMs, intervalMs: 250,
     });
     return Date.now() - t0;

@@ -19,10 +19,11 @@ import { applyObject } from '../../operator/runtime/apply';
 import { ApiError, KubeClient } from '../../operator/runtime/client';
 import { addFinalizer, removeFinalizer } from '../../operator/runtime/finalizers';
 import { waitForSecretPolicy } from '../support/admission';
-import { waitFor, type ControlPlane } from '../support/control-plane';
+import { type ControlPlane } from '../support/control-plane';
 import { applyDist } from '../support/dist';
 import { kubectlOk } from '../support/kube';
 import { freshNamespace, sharedControlPlane } from './setup';
+import { eventually } from '../support/eventually';
 
 const OPERATOR_NS = 'bucketoperator-system';
 const OPERATOR_SA = 'bucketoperator-controller-manager';
@@ -182,8 +183,8 @@ describe('admission policy confining the operator (real control plane)', functio
       before(async () => {
         await kubectlOk(cp, ['create', 'role', 'delete-anyway', '-n', ns, '--verb=delete', '--resource=secrets,services']);
         await kubectlOk(cp, ['create', 'rolebinding', 'delete-anyway', '-n', ns, '--role=delete-anyway', `--serviceaccount=${OPERATOR_NS}:${OPERATOR_SA}`]);
-        await waitFor(async () => ((await canI(cp, 'delete', 'secrets', ns)) === 'yes' ? true : undefined), {
-          description: 'RBAC to allow the operator to delete Secrets', intervalMs: 200,
+        await eventually(async () => (await canI(cp, 'delete', 'secrets', ns)) === 'yes', {
+          description: 'RBAC to allow the operator to delete Secrets', timeoutMs: 30_000, intervalMs: 200,
         });
       });
       after(() => kubectlOk(cp, ['delete', 'rolebinding,role', 'delete-anyway', '-n', ns]));
@@ -244,8 +245,8 @@ describe('admission policy confining the operator (real control plane)', functio
       await kubectlOk(cp, ['create', 'serviceaccount', 'lookalike', '-n', ns]);
       await kubectlOk(cp, ['create', 'rolebinding', 'lookalike', '-n', ns, '--clusterrole=bucketoperator-manager', `--serviceaccount=${ns}:lookalike`]);
       const user = `system:serviceaccount:${ns}:lookalike`;
-      await waitFor(async () => ((await canI(cp, 'create', 'secrets', ns, user)) === 'yes' ? true : undefined), {
-        description: 'RBAC to allow the lookalike ServiceAccount to create Secrets', intervalMs: 200,
+      await eventually(async () => (await canI(cp, 'create', 'secrets', ns, user)) === 'yes', {
+        description: 'RBAC to allow the lookalike ServiceAccount to create Secrets', timeoutMs: 30_000, intervalMs: 200,
       });
       const lookalike = clientFor(await cp.serviceAccountKubeconfig(ns, 'lookalike'));
       try {

@@ -3,19 +3,16 @@
  * as a real process, a 2 s drift interval. Drift made through the provider's admin API is
  * corrected and a bucket deleted there is recreated, while Ready buckets cost the provider one
  * list per scan and no per-bucket GET, in steady state and after a restart; deleting buckets
- * costs one DELETE each and no GET. Call counts come from the provider's own /admin/stats.
+ * costs one DELETE each and no GET. Call counts come from the /admin/stats of a provider
+ * process of the test's own, so only its tenant's calls are counted.
  */
 import { expect } from 'chai';
-import { mkdtempSync, rmSync } from 'node:fs';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
 import type { ProviderStats } from '../../provider';
-import { waitFor, type ControlPlane } from '../support/control-plane';
-import { applyDist } from '../support/dist';
-import { apply, bucketManifest, condition, getJson, kubectlOk, providerManifests, type BucketJson } from '../support/kube';
-import { startOperatorProcess, type OperatorProcess } from '../support/operator-process';
-import { startProviderProcess, type ProviderProcess } from '../support/provider-process';
-import { freshNamespace, sharedControlPlane } from './setup';
+import { eventually } from '../support/eventually';
+import { apply, bucketManifest, condition, getJson, kubectlOk, type BucketJson } from '../support/kube';
+import type { ProviderProcess } from '../support/provider-process';
+import { useStack, type Tenant } from '../support/stack';
+import { sharedControlPlane } from './setup';
 
 const COUNT = 6;
 const LIST = 'GET /buckets 200';
@@ -38,96 +35,75 @@ const perBucket = (d: Record<string, number>, method: string) =>
 
 describe('bulk drift detection (one provider list per scan instead of a GET per bucket)', function () {
   this.timeout(180_000);
-  let cp: ControlPlane;
-  let provider: ProviderProcess;
-  let operator: OperatorProcess | undefined;
-  let ns: string;
-  let tmp: string;
-  let kubeconfig: string;
-  const names = Array.from({ length: COUNT }, (_, i) => `d${i}`);
+  const stack = useStack(sharedControlPlane, { name: 'drift', provider: { activationDelayMs: 300 }, operator: { driftInterval: '2s' } });
 
-  const start = async () => {
-    operator = await startOperatorProcess({ kubeconfig, logFile: join(tmp, 'operator.log'), driftInterval: '2s' });
-  };
-  const listBuckets = async () =>
-    (JSON.parse(await kubectlOk(cp, ['get', 'sbucket', '-n', ns, '-o', 'json'])) as { items: BucketJson[] }).items;
-  const allReady = (description: string) =>
-    waitFor(async () => {
-      const items = await listBuckets();
-      return items.length === COUNT && items.every(isReady) ? items : undefined;
+  const listBuckets = async (t: Tenant) =>
+    (JSON.parse(await kubectlOk(stack.cp, ['get', 'sbucket', '-n', t.ns, '-o', 'json'])) as { items: BucketJson[] }).items;
+  const allReady = (t: Tenant, count: number, description: string) =>
+    eventually(async () => {
+      const items = await listBuckets(t);
+      return items.length === count && items.every(isReady) ? items : undefined;
     }, { description, timeoutMs: 90_000, intervalMs: 250 });
+  /** A tenant with a provider of its own and `count` Ready buckets `d0`, `d1`, ... */
+  const tenantWithBuckets = async (count = COUNT) => {
+    const t = await stack.tenant({ ownProvider: { activationDelayMs: 300 } });
+    const names = Array.from({ length: count }, (_, i) => `d${i}`);
+    await apply(stack.cp, { apiVersion: 'v1', kind: 'List', items: names.map((n) => bucketManifest(t.ns, n, { sizeGB: 10 })) });
+    await allReady(t, count, `all ${count} buckets to be Ready`);
+    return t;
+  };
   /** Waits until the operator has listed the provider `scans` more times than in `from`. */
-  const scansAfter = (from: ProviderStats, scans: number) =>
-    waitFor(async () => {
+  const scansAfter = (provider: ProviderProcess, from: ProviderStats, scans: number) =>
+    eventually(async () => {
       const now = await provider.stats();
       return (now.requests[LIST] ?? 0) - (from.requests[LIST] ?? 0) >= scans ? now : undefined;
     }, { description: `${scans} drift scans`, timeoutMs: 60_000, intervalMs: 200 });
 
-  before(async () => {
-    cp = await sharedControlPlane();
-    await applyDist(cp);
-    tmp = mkdtempSync(join(tmpdir(), 'bucketoperator-drift-'));
-    provider = await startProviderProcess({ activationDelayMs: 300 });
-    ns = await freshNamespace(cp, 'drift');
-    for (const m of providerManifests(ns, provider.url, provider.apiKey)) await apply(cp, m);
-    kubeconfig = await cp.serviceAccountKubeconfig('bucketoperator-system', 'bucketoperator-controller-manager');
-    await start();
-    await apply(cp, { apiVersion: 'v1', kind: 'List', items: names.map((n) => bucketManifest(ns, n, { sizeGB: 10 })) });
-    await allReady(`all ${COUNT} buckets to be Ready`);
-  });
-
-  let failed = false;
-  afterEach(function () {
-    if (this.currentTest?.state === 'failed') failed = true;
-  });
-
-  after(async () => {
-    await operator?.kill('SIGTERM');
-    await provider?.stop();
-    if (failed) console.log(`operator log kept in ${tmp}`);
-    else if (tmp) rmSync(tmp, { recursive: true, force: true });
-  });
-
   it('tags the buckets it creates, so one filtered list finds them all', async () => {
-    const atProvider = await provider.buckets(ns);
+    const t = await tenantWithBuckets();
+    const atProvider = await t.provider.buckets(t.ns);
     expect(atProvider).to.have.length(COUNT);
     for (const b of atProvider) expect(b.tags['managed-by']).to.equal('bucketoperator');
   });
 
   it('corrects a resize or encryption change made at the provider', async () => {
-    const [a, b] = await Promise.all([getJson<BucketJson>(cp, 'sbucket', 'd0', ns), getJson<BucketJson>(cp, 'sbucket', 'd1', ns)]);
-    await provider.tamper(a!.status!.id!, { sizeGB: 3 });
-    await provider.tamper(b!.status!.id!, { encrypted: true });
-    await waitFor(async () => {
-      const byId = new Map((await provider.buckets(ns)).map((x) => [x.id, x]));
+    const t = await tenantWithBuckets(2);
+    const { cp } = stack;
+    const [a, b] = await Promise.all([getJson<BucketJson>(cp, 'sbucket', 'd0', t.ns), getJson<BucketJson>(cp, 'sbucket', 'd1', t.ns)]);
+    await t.provider.tamper(a!.status!.id!, { sizeGB: 3 });
+    await t.provider.tamper(b!.status!.id!, { encrypted: true });
+    await eventually(async () => {
+      const byId = new Map((await t.provider.buckets(t.ns)).map((x) => [x.id, x]));
       const x = byId.get(a!.status!.id!);
       const y = byId.get(b!.status!.id!);
       return x?.sizeGB === 10 && x.phase === 'Active' && y?.encrypted === false ? true : undefined;
     }, { description: 'the drift to be corrected', timeoutMs: 30_000, intervalMs: 200 });
-    await allReady('all Ready again after the correction');
+    await allReady(t, 2, 'all Ready again after the correction');
     // Each correction is counted by the field that drifted.
-    const text = await (await fetch(operator!.metricsUrl)).text();
+    const text = await stack.metrics();
     const corrected = (field: string) => Number(new RegExp(`^bucketoperator_drift_corrected_total\\{field="${field}"\\} (\\S+)$`, 'm').exec(text)?.[1] ?? 0);
     expect(corrected('sizeGB'), 'sizeGB corrections counted').to.be.at.least(1);
     expect(corrected('encrypted'), 'encrypted corrections counted').to.be.at.least(1);
   });
 
   it('recreates a bucket deleted at the provider', async () => {
-    const before = (await getJson<BucketJson>(cp, 'sbucket', 'd2', ns))!;
-    await provider.remove(before.status!.id!);
-    const after = await waitFor(async () => {
-      const b = await getJson<BucketJson>(cp, 'sbucket', 'd2', ns);
+    const t = await tenantWithBuckets(1);
+    const { cp } = stack;
+    const before = (await getJson<BucketJson>(cp, 'sbucket', 'd0', t.ns))!;
+    await t.provider.remove(before.status!.id!);
+    const after = await eventually(async () => {
+      const b = await getJson<BucketJson>(cp, 'sbucket', 'd0', t.ns);
       return b && isReady(b) && b.status?.id !== before.status?.id ? b : undefined;
-    }, { description: 'd2 to be recreated', timeoutMs: 30_000, intervalMs: 200 });
-    const mine = (await provider.buckets(ns)).filter((x) => x.tags['kubernetes-name'] === 'd2');
+    }, { description: 'd0 to be recreated', timeoutMs: 30_000, intervalMs: 200 });
+    const mine = (await t.provider.buckets(t.ns)).filter((x) => x.tags['kubernetes-name'] === 'd0');
     expect(mine.map((x) => x.id)).to.deep.equal([after.status?.id]);
   });
 
   it('in steady state lists once per scan and never GETs a Ready bucket', async () => {
-    await allReady('all Ready before the window');
+    const t = await tenantWithBuckets();
     // The window starts after one more scan, so work started before it is finished.
-    const first = await scansAfter(await provider.stats(), 1);
-    const last = await scansAfter(first, 3);
+    const first = await scansAfter(t.provider, await t.provider.stats(), 1);
+    const last = await scansAfter(t.provider, first, 3);
     const d = delta(first, last);
     expect(perBucket(d, 'GET'), JSON.stringify(d)).to.equal(0);
     // Nothing but the scans' lists (one page each for six buckets).
@@ -135,23 +111,24 @@ describe('bulk drift detection (one provider list per scan instead of a GET per 
   });
 
   it('after a restart observes no Ready bucket one by one', async () => {
-    const before = await provider.stats();
-    await operator?.kill('SIGTERM');
-    await start();
+    const t = await tenantWithBuckets();
+    const before = await t.provider.stats();
+    await stack.restartOperator();
     // The new process's first scan comes right after its start; wait for two to be sure it ran.
-    const after = await scansAfter(before, 2);
-    await allReady('all Ready after the restart');
+    const after = await scansAfter(t.provider, before, 2);
+    await allReady(t, COUNT, 'all Ready after the restart');
     const d = delta(before, after);
     expect(perBucket(d, 'GET'), JSON.stringify(d)).to.equal(0);
     expect(Object.keys(d), JSON.stringify(d)).to.deep.equal([LIST]);
   });
 
   it('deletes N buckets with N provider DELETEs and no GET', async () => {
-    const before = await provider.stats();
-    await kubectlOk(cp, ['delete', 'sbucket', '--all', '-n', ns, '--timeout=60s']);
-    expect(await listBuckets()).to.deep.equal([]);
-    const d = delta(before, await provider.stats());
-    expect(await provider.buckets(ns)).to.deep.equal([]);
+    const t = await tenantWithBuckets();
+    const before = await t.provider.stats();
+    await kubectlOk(stack.cp, ['delete', 'sbucket', '--all', '-n', t.ns, '--timeout=60s']);
+    expect(await listBuckets(t)).to.deep.equal([]);
+    const d = delta(before, await t.provider.stats());
+    expect(await t.provider.buckets(t.ns)).to.deep.equal([]);
     expect(d['DELETE /buckets/{id} 204'], JSON.stringify(d)).to.equal(COUNT);
     expect(perBucket(d, 'GET'), JSON.stringify(d)).to.equal(0);
     // Besides the DELETEs only the scans' lists, which go on meanwhile.

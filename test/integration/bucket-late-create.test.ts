@@ -14,7 +14,8 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import type { LateCommitReport } from '../../provider';
-import { waitFor, type ControlPlane } from '../support/control-plane';
+import type { ControlPlane } from '../support/control-plane';
+import { eventually } from '../support/eventually';
 import { applyDist } from '../support/dist';
 import { apply, bucketManifest, kubectlOk, providerManifests, waitForGone } from '../support/kube';
 import { startOperatorProcess, type OperatorProcess } from '../support/operator-process';
@@ -73,7 +74,7 @@ describe('a create committed after its StorageBucket was deleted (late commit)',
     await apply(cp, bucketManifest(ns, NAME, { sizeGB: 1 }));
 
     // The create has reached the provider, which holds it unanswered.
-    await waitFor(async () => ((await lateCommits()).pending.length === 1 ? true : undefined), {
+    await eventually(async () => ((await lateCommits()).pending.length === 1 ? true : undefined), {
       description: 'the provider to hold the create',
       timeoutMs: 60_000,
       intervalMs: 200,
@@ -84,7 +85,7 @@ describe('a create committed after its StorageBucket was deleted (late commit)',
     expect((await lateCommits()).pending, 'the StorageBucket was released before the create was due').to.have.length(1);
 
     // The provider has settled the held create: committed it, or discarded it after a revoke.
-    const settled = await waitFor(
+    const settled = await eventually(
       async () => {
         const report = await lateCommits();
         return report.pending.length === 0 ? report : undefined;

@@ -11,8 +11,9 @@ import {
   type V1PodSpec,
 } from '@kubernetes/client-node';
 import { expect } from 'chai';
-import { resolveBinaries, startControlPlane, waitFor, type ControlPlane } from '../support/control-plane';
+import { resolveBinaries, startControlPlane, type ControlPlane } from '../support/control-plane';
 import { freshNamespace, sharedControlPlane } from './setup';
+import { eventually } from '../support/eventually';
 
 /** The HTTP status a client call ends with: 200 when it succeeds, the error code otherwise. */
 async function statusOf(call: Promise<unknown>): Promise<number> {
@@ -124,8 +125,8 @@ describe('local control plane (etcd, kube-apiserver, kube-controller-manager)', 
     });
 
     // The authorizer reads RBAC objects from an informer, so the binding applies shortly after.
-    await waitFor(async () => ((await statusOf(asReader.listNamespacedSecret({ namespace: ns }))) === 200 ? true : undefined), {
-      description: `ServiceAccount ${ns}/reader allowed to list secrets`,
+    await eventually(async () => (await statusOf(asReader.listNamespacedSecret({ namespace: ns }))) === 200, {
+      description: `ServiceAccount ${ns}/reader allowed to list secrets`, timeoutMs: 30_000,
     });
     expect(await statusOf(asReader.listNamespacedSecret({ namespace: 'default' }))).to.equal(403);
   });
@@ -145,8 +146,8 @@ describe('local control plane (etcd, kube-apiserver, kube-controller-manager)', 
 
     await core.deleteNamespacedConfigMap({ namespace: ns, name: 'owner' });
 
-    await waitFor(
-      async () => ((await statusOf(core.readNamespacedSecret({ namespace: ns, name: 'owned' }))) === 404 ? true : undefined),
+    await eventually(
+      async () => (await statusOf(core.readNamespacedSecret({ namespace: ns, name: 'owned' }))) === 404,
       { description: `garbage collection of secret ${ns}/owned`, timeoutMs: 60_000, intervalMs: 250 },
     );
   });
@@ -163,7 +164,7 @@ describe('local control plane (etcd, kube-apiserver, kube-controller-manager)', 
     it('get a Pod from the ReplicaSet when the pod template complies', async function () {
       await apps.createNamespacedDeployment({ namespace: ns, body: deployment('good', compliantPod) });
 
-      const pods = await waitFor(
+      const pods = await eventually(
         async () => {
           const list = await core.listNamespacedPod({ namespace: ns, labelSelector: 'app=good' });
           return list.items.length > 0 ? list.items : undefined;
@@ -180,7 +181,7 @@ describe('local control plane (etcd, kube-apiserver, kube-controller-manager)', 
     it('get no Pod, and a FailedCreate on the ReplicaSet, when the pod template does not comply', async function () {
       await apps.createNamespacedDeployment({ namespace: ns, body: deployment('bad', nonCompliantPod) });
 
-      const failure = await waitFor(
+      const failure = await eventually(
         async () => {
           const sets = await apps.listNamespacedReplicaSet({ namespace: ns, labelSelector: 'app=bad' });
           return sets.items
@@ -221,7 +222,7 @@ describe('local control plane (etcd, kube-apiserver, kube-controller-manager)', 
       expect(read.metadata?.name).to.equal('after-restart');
       // The default ServiceAccount of a new namespace comes from kube-controller-manager, which
       // had to re-establish its watches against the restarted apiserver.
-      await waitFor(() => core.readNamespacedServiceAccount({ namespace: ns, name: 'default' }), {
+      await eventually(() => core.readNamespacedServiceAccount({ namespace: ns, name: 'default' }), {
         description: `the default ServiceAccount of ${ns} after the restart`,
         timeoutMs: 60_000,
         intervalMs: 250,

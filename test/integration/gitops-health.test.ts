@@ -5,19 +5,18 @@
  * stripped) as the testdata the unit tests use; review the health_test.yaml messages after.
  */
 import { expect } from 'chai';
-import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { stringify } from 'yaml';
-import { waitFor, type ControlPlane } from '../support/control-plane';
-import { applyDist } from '../support/dist';
 import {
   CUSTOMIZATIONS_DIR, evaluateFluxHealth, runHealthLua, type FluxStatus, type KubeObjectData,
 } from '../support/gitops';
+import type { ControlPlane } from '../support/control-plane';
 import { apply, bucketManifest, condition, getJson, kubectlOk, providerManifests, waitForObject, type BucketJson } from '../support/kube';
-import { startOperatorProcess, type OperatorProcess } from '../support/operator-process';
+import { eventually } from '../support/eventually';
 import { startProviderProcess, type ProviderProcess } from '../support/provider-process';
-import { freshNamespace, sharedControlPlane } from './setup';
+import { useStack } from '../support/stack';
+import { sharedControlPlane } from './setup';
 
 const GROUP = 'storage.avalonhosting.example';
 const CAPTURE = process.env['BUCKETOPERATOR_CAPTURE_FIXTURES'] === '1';
@@ -72,29 +71,24 @@ function nextGeneration(o: KubeObjectData): KubeObjectData {
 
 describe('GitOps health checks on live objects (lua5.1 and cel-go)', function () {
   this.timeout(120_000);
+  // Buckets stay paused and blocked on purpose: no waiting for their cleanup.
+  const stack = useStack(sharedControlPlane, { name: 'gitops', provider: { activationDelayMs: 200 }, waitForCleanup: false });
   let cp: ControlPlane;
-  let fast: ProviderProcess;
   let slow: ProviderProcess;
-  let operator: OperatorProcess;
   let ns: string;
-  let tmp: string;
 
   before(async () => {
-    cp = await sharedControlPlane();
-    await applyDist(cp);
-    tmp = mkdtempSync(join(tmpdir(), 'bucketoperator-gitops-'));
-    fast = await startProviderProcess({ activationDelayMs: 200 });
+    cp = stack.cp;
+    const fast = stack.provider;
     // Never activates within the test, so its buckets stay Provisioning.
     slow = await startProviderProcess({ activationDelayMs: 3_600_000 });
-    ns = await freshNamespace(cp, 'gitops');
-    for (const m of providerManifests(ns, fast.url, fast.apiKey)) await apply(cp, m);
+    // The tenant's config `provider` points at the fast provider.
+    ns = (await stack.tenant()).ns;
     for (const m of providerManifests(ns, slow.url, slow.apiKey, 'slow')) await apply(cp, m);
     for (const m of providerManifests(ns, fast.url, 'not-the-key', 'wrong-key')) await apply(cp, m);
     for (const m of providerManifests(ns, fast.url, fast.apiKey, 'movable')) await apply(cp, m);
     await apply(cp, providerManifests(ns, fast.url, fast.apiKey, 'no-secret')[1]);
     await apply(cp, { ...providerManifests(ns, fast.url, fast.apiKey, 'bad-endpoint')[1], spec: { endpoint: 'http://[bad', secretRef: { name: 'provider-key' }, insecure: true } });
-    const kubeconfig = await cp.serviceAccountKubeconfig('bucketoperator-system', 'bucketoperator-controller-manager');
-    operator = await startOperatorProcess({ kubeconfig, logFile: join(tmp, 'operator.log') });
 
     const paused = { [`${GROUP}/paused`]: 'true' };
     await apply(cp, bucketManifest(ns, 'ready'));
@@ -115,17 +109,8 @@ describe('GitOps health checks on live objects (lua5.1 and cel-go)', function ()
     await kubectlOk(cp, ['patch', 'bucketproviderconfig/movable', '-n', ns, '--type=merge', '-p', JSON.stringify({ spec: { endpoint: slow.url, secretRef: { name: 'slow-key', key: 'apiKey' } } })]);
   });
 
-  let failed = false;
-  afterEach(function () {
-    if (this.currentTest?.state === 'failed') failed = true;
-  });
-
   after(async () => {
-    await operator?.kill('SIGTERM');
-    await fast?.stop();
     await slow?.stop();
-    if (failed) console.log(`operator log kept in ${tmp}`);
-    else if (tmp) rmSync(tmp, { recursive: true, force: true });
   });
 
   const reason = (r: string) => (o: Json) => readyCond(o)?.reason === r;
@@ -170,8 +155,8 @@ describe('GitOps health checks on live objects (lua5.1 and cel-go)', function ()
       const line = text.split('\n').find((l) => l.startsWith(`${series} `));
       return line === undefined ? undefined : Number(line.slice(series.length + 1));
     };
-    const metrics = await waitFor(async () => {
-      const text = await (await fetch(operator.metricsUrl)).text();
+    const metrics = await eventually(async () => {
+      const text = await stack.metrics();
       return sample(text, 'bucketoperator_bucket_deletion_seconds_count') === 1 ? text : undefined;
     }, { description: 'the deletion to be observed', timeoutMs: 30_000, intervalMs: 250 });
     expect(sample(metrics, `bucketoperator_buckets_exist{namespace="${ns}"}`)).to.equal(8);

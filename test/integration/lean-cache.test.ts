@@ -13,13 +13,14 @@ import { CACHED_OBJECTS_METRIC } from '../../operator/runtime/informer-factory';
 import { createLogger } from '../../operator/runtime/logging';
 import { LAST_APPLIED_ANNOTATION } from '../../operator/runtime/transforms';
 import type { KubeObject } from '../../operator/runtime/types';
-import { waitFor, type ControlPlane } from '../support/control-plane';
-import { applyDist } from '../support/dist';
+import type { ControlPlane } from '../support/control-plane';
 import {
   apply, bucketManifest, condition, getJson, kubectlOk, providerManifests, waitForGone, waitForObject, type BucketJson,
 } from '../support/kube';
-import { startProviderProcess, type ProviderProcess } from '../support/provider-process';
+import type { ProviderProcess } from '../support/provider-process';
+import { useStack } from '../support/stack';
 import { freshNamespace, sharedControlPlane } from './setup';
+import { eventually } from '../support/eventually';
 
 const IN_USE = 'storage.avalonhosting.example/in-use';
 const BUCKET_LABEL = 'storage.avalonhosting.example/bucket';
@@ -56,9 +57,15 @@ function unrelated(ns: string, prefix: string) {
 
 describe('lean caches: only our objects and referenced Secrets are cached (real control plane)', function () {
   this.timeout(120_000);
+  let op: RunningOperator;
+  // Registered first, so the in-process operator stops before the stack does.
+  after(async () => {
+    await op?.stop();
+  });
+  // The operator runs in-process here (see the top of the file), so the stack starts none.
+  const stack = useStack(sharedControlPlane, { name: 'lean', provider: { activationDelayMs: 200 }, operator: false });
   let cp: ControlPlane;
   let provider: ProviderProcess;
-  let op: RunningOperator;
   let ns: string;
   let other: string;
   const unrelatedNames = new Set<string>();
@@ -71,17 +78,16 @@ describe('lean caches: only our objects and referenced Secrets are cached (real 
   const cachedKeys = (kind: string): string[] => cached(kind).map((o) => `${o.metadata?.namespace}/${o.metadata?.name}`);
 
   before(async () => {
-    cp = await sharedControlPlane();
-    await applyDist(cp);
-    provider = await startProviderProcess({ activationDelayMs: 200 });
-    ns = await freshNamespace(cp, 'lean');
+    cp = stack.cp;
+    provider = stack.provider;
+    // Its config `provider` and Secret `provider-key` point at the stack's provider.
+    ns = (await stack.tenant()).ns;
     other = await freshNamespace(cp, 'lean-other');
     for (const [namespace, prefix] of [[ns, 'before'], [other, 'before']] as const) {
       const list = unrelated(namespace, prefix);
       for (const item of list.items) unrelatedNames.add(`${namespace}/${item.metadata?.name}`);
       await apply(cp, list);
     }
-    for (const m of providerManifests(ns, provider.url, provider.apiKey)) await apply(cp, m);
     for (const m of providerManifests(ns, provider.url, 'wrong-key', 'rotating')) await apply(cp, m);
     // A Secret a config names in another namespace is not a reference: configs are namespace-local.
     await apply(cp, { apiVersion: 'v1', kind: 'Secret', metadata: { name: 'provider-key', namespace: other }, stringData: { apiKey: 'other' } });
@@ -115,10 +121,6 @@ describe('lean caches: only our objects and referenced Secrets are cached (real 
     await op.manager.elected();
   });
 
-  after(async () => {
-    await op?.stop();
-    await provider?.stop();
-  });
 
   it('brings buckets to Ready, migrating an unlabelled Secret it controls and leaving a foreign one alone', async () => {
     const legacyBefore = (await getJson<SecretJson>(cp, 'secret', 'legacy-access', ns))!;
@@ -150,7 +152,7 @@ describe('lean caches: only our objects and referenced Secrets are cached (real 
     await apply(cp, unrelated(other, 'after'));
     await apply(cp, bucketManifest(ns, 'three'));
     await ready('three');
-    await waitFor(async () => (cachedKeys('Secret').includes(`${ns}/three-access`) ? true : undefined), { description: 'three-access in the cache', timeoutMs: 30_000, intervalMs: 100 });
+    await eventually(async () => cachedKeys('Secret').includes(`${ns}/three-access`), { description: 'three-access in the cache', timeoutMs: 30_000, intervalMs: 100 });
 
     const referenced = new Set(cached('BucketProviderConfig').map((c) => {
       const spec = (c as KubeObject & { spec: { secretRef: { name: string } } }).spec;

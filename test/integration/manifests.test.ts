@@ -9,9 +9,10 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { synthDist } from '../../infra/app';
 import { REPO_ROOT } from '../../infra/generate';
-import { waitFor, type ControlPlane } from '../support/control-plane';
+import { type ControlPlane } from '../support/control-plane';
 import { applyDist } from '../support/dist';
 import { freshNamespace, sharedControlPlane } from './setup';
+import { eventually } from '../support/eventually';
 
 const SA = 'system:serviceaccount:bucketoperator-system:bucketoperator-controller-manager';
 
@@ -139,7 +140,7 @@ describe('dist/ on a real control plane', function () {
   });
 
   it('runs the manager Pod under Pod Security restricted and refuses a privileged one', async () => {
-    const pods = await waitFor(
+    const pods = await eventually(
       async () => {
         const res = await cp.kubectl(['get', 'pods', '-n', 'bucketoperator-system', '-l', 'app.kubernetes.io/component=controller-manager', '-o', 'name']);
         return res.stdout.trim() ? res.stdout.trim().split('\n') : undefined;
@@ -252,8 +253,8 @@ describe('dist/ on a real control plane', function () {
     };
     expect((await cp.kubectl(['apply', '-f', '-'], { input: JSON.stringify(secret) })).code).to.equal(0);
     expect((await cp.kubectl(['delete', 'sbucket', 'owner', '-n', ns, '--wait=true'])).code).to.equal(0);
-    await waitFor(
-      async () => ((await cp.kubectl(['get', 'secret', 'owner-access', '-n', ns])).code !== 0 ? true : undefined),
+    await eventually(
+      async () => (await cp.kubectl(['get', 'secret', 'owner-access', '-n', ns])).code !== 0,
       { description: 'the garbage collector to delete owner-access', timeoutMs: 60_000, intervalMs: 500 },
     );
   });

@@ -10,8 +10,9 @@ import { SharedInformer } from '../../operator/runtime/informer';
 import { createLogger } from '../../operator/runtime/logging';
 import { patchStatus } from '../../operator/runtime/status';
 import type { KubeObject, ResourceKind } from '../../operator/runtime/types';
-import { waitFor, type ControlPlane } from '../support/control-plane';
+import { type ControlPlane } from '../support/control-plane';
 import { freshNamespace, sharedControlPlane } from './setup';
+import { eventually } from '../support/eventually';
 
 const ConfigMaps: ResourceKind = { group: '', version: 'v1', kind: 'ConfigMap', plural: 'configmaps', namespaced: true };
 const Secrets: ResourceKind = { group: '', version: 'v1', kind: 'Secret', plural: 'secrets', namespaced: true };
@@ -20,14 +21,6 @@ const GROUP = 'rtinformer.test.example.com';
 const Widgets: ResourceKind = { group: GROUP, version: 'v1', kind: 'Widget', plural: 'widgets', namespaced: true };
 
 const logger = createLogger({ level: process.env.RT_LOG === '1' ? 'debug' : 'silent' });
-
-/** Polls an assertion until it holds (its last failure explains a timeout). */
-function eventually(description: string, check: () => unknown, timeoutMs = 30_000): Promise<true> {
-  return waitFor(async () => {
-    await check();
-    return true as const;
-  }, { description, timeoutMs });
-}
 
 /**
  * Real timers, except that while closed, due callbacks are held back until `open()`. Parks
@@ -178,15 +171,16 @@ describe('runtime: client, informer and write helpers (real control plane)', fun
     expect(listCount() - listsBefore).to.equal(3);
     expect(names(inf.cache.list())).to.deep.equal(['pre-a', 'pre-b', 'pre-c', 'pre-d', 'pre-e']);
     expect(inf.cache.list()[0]?.kind).to.equal('ConfigMap');
-    await eventually('watch established', () => expect(inf.isWatching()).to.equal(true));
+    await eventually(() => expect(inf.isWatching()).to.equal(true), { description: 'watch established', timeoutMs: 30_000 });
 
     await client.create(ConfigMaps, cm(ns, 'live', { k: '1' }));
     await client.patch(ConfigMaps, ns, 'live', { data: { k: '2' } }, 'merge');
     await client.delete(ConfigMaps, ns, 'pre-a');
-    await eventually('watch events applied', () => {
+    await eventually(() => {
       expect(inf.cache.get({ namespace: ns, name: 'live' })?.data?.k).to.equal('2');
       expect(inf.cache.get({ namespace: ns, name: 'pre-a' })).to.equal(undefined);
-    });
+      return true;
+    }, { description: 'watch events applied', timeoutMs: 30_000 });
     expect(seen.filter((s) => !s.startsWith('add pre-'))).to.deep.equal(['add live', 'update live 2', 'delete pre-a']);
 
     const metric = await registry.getSingleMetricAsString('rest_client_requests_total');
@@ -202,7 +196,7 @@ describe('runtime: client, informer and write helpers (real control plane)', fun
     inf.addEventHandler({ onDelete: (o) => deleted.push(o.metadata?.name ?? '') });
     inf.start();
     await inf.waitForSync();
-    await eventually('watch established', () => expect(inf.isWatching()).to.equal(true));
+    await eventually(() => expect(inf.isWatching()).to.equal(true), { description: 'watch established', timeoutMs: 30_000 });
 
     // Park the reflector in its reconnect backoff for the length of the outage.
     clock.close();
@@ -214,17 +208,18 @@ describe('runtime: client, informer and write helpers (real control plane)', fun
     expect(inf.isWatching()).to.equal(false);
     clock.open();
 
-    await eventually('cache caught up with the server', async () => {
+    await eventually(async () => {
       expect(names(inf.cache.list())).to.deep.equal(await serverNames(ns));
       expect(inf.cache.get({ namespace: ns, name: 'change-me' })?.data?.v).to.equal('2');
-    });
+      return true;
+    }, { description: 'cache caught up with the server', timeoutMs: 30_000 });
     expect(names(inf.cache.list())).to.deep.equal(['born-in-outage', 'change-me', 'keep']);
     expect(deleted).to.deep.equal(['remove-me']);
 
     // And it is live again, not just resynchronised once.
-    await eventually('watch re-established', () => expect(inf.isWatching()).to.equal(true));
+    await eventually(() => expect(inf.isWatching()).to.equal(true), { description: 'watch re-established', timeoutMs: 30_000 });
     await client.create(ConfigMaps, cm(ns, 'after-restart'));
-    await eventually('post-restart event', () => expect(inf.cache.get({ namespace: ns, name: 'after-restart' })).to.not.equal(undefined));
+    await eventually(() => expect(inf.cache.get({ namespace: ns, name: 'after-restart' })).to.not.equal(undefined), { description: 'post-restart event', timeoutMs: 30_000 });
   });
 
   it('relists on a real 410 (resourceVersion older than the restarted API server can serve)', async () => {
@@ -238,7 +233,7 @@ describe('runtime: client, informer and write helpers (real control plane)', fun
     });
     inf.start();
     await inf.waitForSync();
-    await eventually('watch established', () => expect(inf.isWatching()).to.equal(true));
+    await eventually(() => expect(inf.isWatching()).to.equal(true), { description: 'watch established', timeoutMs: 30_000 });
     const staleVersion = (await client.list(ConfigMaps, { namespace: ns })).resourceVersion;
     // A write elsewhere moves the global version past everything this informer has seen,
     // so the restarted server's fresh watch cache starts after the informer's version.
@@ -262,10 +257,11 @@ describe('runtime: client, informer and write helpers (real control plane)', fun
     expect(isGone(watchError), String(watchError)).to.equal(true);
 
     // ... and the informer answers that 410 with a relist that reports what it missed.
-    await eventually('relist after 410', async () => {
+    await eventually(async () => {
       expect(listCount()).to.be.greaterThan(listsBefore);
       expect(names(inf.cache.list())).to.deep.equal(await serverNames(ns));
-    });
+      return true;
+    }, { description: 'relist after 410', timeoutMs: 30_000 });
     expect(names(inf.cache.list())).to.deep.equal(['new', 'stays']);
     expect(seen).to.include.members(['delete goes', 'add new']);
     expect(seen.filter((s) => s === 'add stays')).to.have.length(1);
@@ -298,13 +294,14 @@ describe('runtime: client, informer and write helpers (real control plane)', fun
     expect(reapplied.data).to.deep.equal({ a: 'MQ==' });
 
     await client.delete(ConfigMaps, ns, 'owner', { propagationPolicy: 'Background' });
-    await eventually('owned Secret garbage collected', async () => {
+    await eventually(async () => {
       let err: unknown;
       await client.get(Secrets, ns, 'owned').catch((e: unknown) => {
         err = e;
       });
       expect(isNotFound(err)).to.equal(true);
-    }, 60_000);
+      return true;
+    }, { description: 'owned Secret garbage collected', timeoutMs: 60_000 });
   });
 
   describe('status subresource of a CRD', () => {
@@ -333,9 +330,10 @@ describe('runtime: client, informer and write helpers (real control plane)', fun
         },
       };
       await applyObject(client, CRDs, crd, { fieldManager: 'rt-test' });
-      await eventually('CRD established and served', async () => {
+      await eventually(async () => {
         await client.list(Widgets, { namespace: 'default' });
-      });
+        return true;
+      }, { description: 'CRD established and served', timeoutMs: 30_000 });
     });
 
     after(async () => {
@@ -405,13 +403,14 @@ describe('runtime: client, informer and write helpers (real control plane)', fun
     const deleting = await client.get<V1ConfigMap>(ConfigMaps, ns, 'fin');
     expect(deleting.metadata?.deletionTimestamp).to.not.equal(undefined);
     await removeFinalizer(client, ConfigMaps, deleting, 'other.example.com/x');
-    await eventually('object gone after last finalizer', async () => {
+    await eventually(async () => {
       let err: unknown;
       await client.get(ConfigMaps, ns, 'fin').catch((e: unknown) => {
         err = e;
       });
       expect(isNotFound(err)).to.equal(true);
-    });
+      return true;
+    }, { description: 'object gone after last finalizer', timeoutMs: 30_000 });
   });
 
   it('aggregates two identical events into one Event with series.count 2', async () => {

@@ -8,9 +8,10 @@ import { createLogger } from '../../operator/runtime/logging';
 import { LeaderElectionLostError, Manager } from '../../operator/runtime/manager';
 import { done } from '../../operator/runtime/reconcile';
 import type { ResourceKind } from '../../operator/runtime/types';
-import { waitFor, type ControlPlane } from '../support/control-plane';
+import { type ControlPlane } from '../support/control-plane';
 import { freshNamespace, sharedControlPlane } from './setup';
 import { CONTROLLER_RUNTIME_METRIC_NAMES } from '../support/metric-names';
+import { eventually } from '../support/eventually';
 
 const ConfigMaps: ResourceKind = { group: '', version: 'v1', kind: 'ConfigMap', plural: 'configmaps', namespaced: true };
 const Missing: ResourceKind = { group: 'example.com', version: 'v1', kind: 'Missing', plural: 'missings', namespaced: true };
@@ -30,6 +31,8 @@ interface Replica {
   /** Settles with start()'s error, or undefined when it returned normally. */
   readonly result: Promise<unknown>;
   readonly client: KubeClient;
+  /** True when this replica's informer cache holds ConfigMap `name` of `ns`. */
+  cached(name: string): boolean;
 }
 
 function replica(
@@ -41,10 +44,11 @@ function replica(
   const logger = createLogger({ level: 'silent' });
   const registry = new Registry();
   const client = new KubeClient({ restConfig: cp.restConfig(), registry });
+  const informers = new InformerFactory({ lw: client, logger });
   const mgr = new Manager({
     client,
     logger,
-    informers: new InformerFactory({ lw: client, logger }),
+    informers,
     namespace: ns,
     leaderElection: {
       enabled: opts.leaderElection ?? true,
@@ -70,7 +74,9 @@ function replica(
     () => undefined,
     (err: unknown) => err,
   );
-  return { mgr, seen, abort, result, client };
+  const cached = (name: string) =>
+    informers.informers().some((i) => i.kind.kind === 'ConfigMap' && i.cache.get({ namespace: ns, name }) !== undefined);
+  return { mgr, seen, abort, result, client, cached };
 }
 
 async function stopAll(replicas: Replica[]): Promise<void> {
@@ -85,7 +91,7 @@ async function httpGet(url: string): Promise<{ status: number; body: string }> {
 }
 
 async function exactlyOneLeader(replicas: Replica[], timeoutMs: number): Promise<Replica> {
-  return waitFor(
+  return eventually(
     async () => {
       const leaders = replicas.filter((r) => r.mgr.isLeader());
       return leaders.length === 1 ? leaders[0] : undefined;
@@ -128,11 +134,16 @@ describe('runtime: leader election and manager (real control plane)', function (
     expect(await holderOf('toy')).to.equal(leader.mgr.identity);
 
     await createConfigMap('one');
-    await waitFor(async () => (leader.seen.includes('one') ? true : undefined), {
-      description: 'the leader to reconcile ConfigMap one',
+    await eventually(() => leader.seen.includes('one'), {
+      description: 'the leader to reconcile ConfigMap one', timeoutMs: 30_000,
     });
-    // The follower has had the same events in its cache all along; give it several retry periods.
-    await new Promise((r) => setTimeout(r, 3 * FAST.retryPeriodMs));
+    // Barrier: the follower's cache holds `one` and a ConfigMap created after it, which the
+    // leader has reconciled too. Handlers enqueue as the event is applied, so a follower
+    // running its controller would have reconciled `one` long before `two` arrived.
+    await createConfigMap('two');
+    await eventually(() => follower.cached('one') && follower.cached('two') && leader.seen.includes('two'), {
+      description: 'the follower to cache one and two, and the leader to reconcile two', timeoutMs: 30_000, intervalMs: 20,
+    });
     expect(follower.seen).to.deep.equal([]);
     expect([a, b].filter((r) => r.mgr.isLeader())).to.have.length(1);
   });
@@ -152,15 +163,15 @@ describe('runtime: leader election and manager (real control plane)', function (
     // Worst case: the last renewal was seen up to 1.2 retry periods late, and expiry is
     // noticed up to 1.2 retry periods after it happens; one second of slack for the API.
     const bound = FAST.leaseDurationMs + 2.4 * FAST.retryPeriodMs + 1_000;
-    await waitFor(async () => (standby.mgr.isLeader() ? true : undefined), {
+    await eventually(() => standby.mgr.isLeader(), {
       description: 'the standby to take over',
       timeoutMs: bound,
       intervalMs: 50,
     });
     expect(await holderOf('crash')).to.equal(standby.mgr.identity);
     await createConfigMap('after-crash');
-    await waitFor(async () => (standby.seen.includes('after-crash') ? true : undefined), {
-      description: 'the new leader to reconcile',
+    await eventually(() => standby.seen.includes('after-crash'), {
+      description: 'the new leader to reconcile', timeoutMs: 30_000,
     });
   });
 
@@ -171,13 +182,16 @@ describe('runtime: leader election and manager (real control plane)', function (
     running.push(a, b);
     const leader = await exactlyOneLeader([a, b], 20_000);
     const standby = leader === a ? b : a;
-    // Let the standby observe the lease, so it would otherwise have to wait the full 15 s.
+    // Pacing, not proof: let the standby observe the lease, so it would otherwise have to
+    // wait the full 15 s (it exposes no sign of having observed it).
     await new Promise((r) => setTimeout(r, 2 * slow.retryPeriodMs));
 
     leader.abort.abort();
     expect(await leader.result).to.equal(undefined);
-    expect(await holderOf('graceful'), 'released on stop').to.equal('');
-    await waitFor(async () => (standby.mgr.isLeader() ? true : undefined), {
+    // Released: no longer the old leader's. The standby may already hold it (it retries every
+    // 500 ms); that it takes over well before the 15 s lease could expire is checked next.
+    expect(await holderOf('graceful'), 'released on stop').to.be.oneOf(['', standby.mgr.identity]);
+    await eventually(() => standby.mgr.isLeader(), {
       description: 'the standby to take over a released lease',
       timeoutMs: 3 * slow.retryPeriodMs + 1_000,
       intervalMs: 50,
@@ -197,8 +211,12 @@ describe('runtime: leader election and manager (real control plane)', function (
     expect(err).to.be.instanceOf(LeaderElectionLostError);
     expect(a.mgr.isLeader()).to.equal(false);
     const countBefore = a.seen.length;
+    // Barrier: a witness (no leader election) reconciles the ConfigMap, so its event has been
+    // delivered; start() has settled, so `a` stopped its controllers before that.
+    const witness = replica(cp, ns, 'witness', { leaderElection: false });
+    running.push(witness);
     await createConfigMap('after-loss');
-    await new Promise((r) => setTimeout(r, 3 * FAST.retryPeriodMs));
+    await eventually(() => witness.seen.includes('after-loss'), { description: 'the witness to reconcile after-loss', timeoutMs: 30_000, intervalMs: 20 });
     expect(a.seen.length, 'no reconcile after losing the lease').to.equal(countBefore);
   });
 
@@ -207,7 +225,7 @@ describe('runtime: leader election and manager (real control plane)', function (
     running.push(a);
     await exactlyOneLeader([a], 20_000);
     await createConfigMap('m');
-    await waitFor(async () => (a.seen.includes('m') ? true : undefined), { description: 'a reconcile' });
+    await eventually(() => a.seen.includes('m'), { description: 'a reconcile', timeoutMs: 30_000 });
     const { metrics } = await a.mgr.listening();
     const res = await httpGet(`http://127.0.0.1:${metrics?.port}/metrics`);
     expect(res.status).to.equal(200);
@@ -230,12 +248,12 @@ describe('runtime: leader election and manager (real control plane)', function (
     expect(notReady.body).to.match(/\[-\]informers failed: informers not ready: Missing \(not synced\)/);
     expect((await httpGet(`http://127.0.0.1:${stuckAddr?.port}/healthz`)).status, 'alive though not ready').to.equal(200);
 
-    const ready = await waitFor(
+    const ready = await eventually(
       async () => {
         const r = await httpGet(`http://127.0.0.1:${fineAddr?.port}/readyz?verbose`);
         return r.status === 200 ? r : undefined;
       },
-      { description: '/readyz to pass' },
+      { description: '/readyz to pass', timeoutMs: 30_000 },
     );
     expect(ready.body).to.include('[+]informers ok');
     expect((await httpGet(`http://127.0.0.1:${fineAddr?.port}/readyz/informers`)).body).to.equal('ok');

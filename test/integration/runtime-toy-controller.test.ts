@@ -8,8 +8,9 @@ import { createLogger } from '../../operator/runtime/logging';
 import { Manager } from '../../operator/runtime/manager';
 import { done, type Reconciler } from '../../operator/runtime/reconcile';
 import type { Informer, ResourceKind } from '../../operator/runtime/types';
-import { waitFor, type ControlPlane } from '../support/control-plane';
+import { type ControlPlane } from '../support/control-plane';
 import { freshNamespace, sharedControlPlane } from './setup';
+import { eventually } from '../support/eventually';
 
 const ConfigMaps: ResourceKind = { group: '', version: 'v1', kind: 'ConfigMap', plural: 'configmaps', namespaced: true };
 const Secrets: ResourceKind = { group: '', version: 'v1', kind: 'Secret', plural: 'secrets', namespaced: true };
@@ -95,7 +96,7 @@ describe('runtime: toy controller converges through the runtime alone (real cont
   }
 
   async function converged(name: string, expected: Record<string, string>, timeoutMs = 30_000): Promise<void> {
-    await waitFor(
+    await eventually(
       async () => {
         const data = await secretData(name);
         return JSON.stringify(data) === JSON.stringify(expected) ? true : undefined;
@@ -106,7 +107,7 @@ describe('runtime: toy controller converges through the runtime alone (real cont
 
   async function ready(): Promise<void> {
     const port = (await mgr.listening()).health?.port;
-    await waitFor(
+    await eventually(
       async () => {
         const res = await fetch(`http://127.0.0.1:${port}/readyz?verbose`);
         if (res.status === 200) return true;

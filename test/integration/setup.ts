@@ -3,8 +3,10 @@
  * first test file that asks for it and stopped by mocha's global teardown. Load this file
  * with `"require": ["test/integration/setup.ts"]` in .mocharc.integration.json.
  */
-import { CoreV1Api } from '@kubernetes/client-node';
 import { startControlPlane, type ControlPlane } from '../support/control-plane';
+
+/** Re-exported for the test files that import it from here. */
+export { freshNamespace } from '../support/kube';
 
 // On globalThis rather than in a module variable: mocha loads this file through --require and
 // the test files import it, and should the two ever resolve to separate module instances, a
@@ -30,20 +32,4 @@ export async function mochaGlobalTeardown(): Promise<void> {
   delete holder[SHARED];
   const cp = await pending.catch(() => undefined);
   await cp?.stop();
-}
-
-/**
- * Creates a namespace named `<prefix>-<random suffix>` (the apiserver picks the suffix via
- * generateName, so names never collide between tests or runs) and returns its name.
- */
-export async function freshNamespace(
-  cp: ControlPlane,
-  prefix: string,
-  opts: { labels?: Record<string, string> } = {},
-): Promise<string> {
-  const core = cp.kubeConfig().makeApiClient(CoreV1Api);
-  const ns = await core.createNamespace({ body: { metadata: { generateName: `${prefix}-`, labels: opts.labels } } });
-  const name = ns.metadata?.name;
-  if (!name) throw new Error(`namespace created from generateName ${prefix}- has no name`);
-  return name;
 }

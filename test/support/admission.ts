@@ -3,7 +3,8 @@
  * bindings through an informer, so a policy just applied is enforced a moment later; tests
  * wait for a request the policy refuses instead of sleeping.
  */
-import { waitFor, type ControlPlane } from './control-plane';
+import { type ControlPlane } from './control-plane';
+import { eventually } from './eventually';
 
 /**
  * Resolves once a server-side dry-run create of an unlabelled Secret in `namespace`, made as
@@ -12,7 +13,7 @@ import { waitFor, type ControlPlane } from './control-plane';
  * run writes nothing whether or not the policy is in force yet.
  */
 export async function waitForSecretPolicy(cp: ControlPlane, username: string, namespace: string, timeoutMs = 30_000): Promise<void> {
-  await waitFor(
+  await eventually(
     async () => {
       const res = await cp.kubectl([
         'create', 'secret', 'generic', 'admission-policy-probe', '-n', namespace, '--from-literal=probe=1',

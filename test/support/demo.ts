@@ -5,14 +5,11 @@
  * Prints how to watch the bucket; Ctrl-C tears everything down. `--once` exits after the
  * sample bucket is Ready (used by the tests).
  */
-import { mkdtempSync, rmSync } from 'node:fs';
-import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { startControlPlane, waitFor, type ControlPlane } from './control-plane';
-import { applyDist } from './dist';
+import { startControlPlane, type ControlPlane } from './control-plane';
+import { eventually } from './eventually';
 import { apply, bucketManifest, condition, getJson, providerManifests, type BucketJson } from './kube';
-import { startOperatorProcess, type OperatorProcess } from './operator-process';
-import { startProviderProcess, type ProviderProcess } from './provider-process';
+import { startStack, type Stack } from './stack';
 
 const NAMESPACE = 'demo';
 const BUCKET = 'demo-bucket';
@@ -20,31 +17,24 @@ const STOP_SIGNALS: NodeJS.Signals[] = ['SIGINT', 'SIGTERM', 'SIGHUP'];
 
 async function main(): Promise<void> {
   const once = process.argv.includes('--once');
-  const work = mkdtempSync(join(tmpdir(), 'bucketoperator-demo-'));
   let cp: ControlPlane | undefined;
-  let provider: ProviderProcess | undefined;
-  let operator: OperatorProcess | undefined;
+  let stack: Stack | undefined;
   const teardown = async () => {
-    await operator?.kill('SIGTERM');
-    await provider?.stop();
+    await stack?.stop();
     await cp?.stop();
-    rmSync(work, { recursive: true, force: true });
   };
   try {
     console.log('starting the control plane (etcd, kube-apiserver, kube-controller-manager) ...');
     cp = await startControlPlane();
-    console.log('applying dist/ (CRDs, namespace, RBAC, manager) ...');
-    await applyDist(cp);
-    console.log('starting the mock storage provider ...');
-    provider = await startProviderProcess({ activationDelayMs: 5000 });
-    console.log('starting the operator under its ServiceAccount ...');
-    const saKubeconfig = await cp.serviceAccountKubeconfig('bucketoperator-system', 'bucketoperator-controller-manager', { expirationSeconds: 86_400 });
-    const operatorLog = join(work, 'operator.log');
-    operator = await startOperatorProcess({
-      kubeconfig: saKubeconfig,
-      logFile: operatorLog,
-      pollInterval: '1s',
+    console.log('applying dist/ (CRDs, namespace, RBAC, manager), starting the mock storage provider and the operator under its ServiceAccount ...');
+    stack = await startStack(cp, {
+      name: 'demo',
+      provider: { activationDelayMs: 5000 },
+      operator: { pollInterval: '1s' },
+      tokenExpirationSeconds: 86_400,
     });
+    const { provider, operator } = stack;
+    const operatorLog = join(stack.dir, 'operator.log');
     await apply(cp, { apiVersion: 'v1', kind: 'Namespace', metadata: { name: NAMESPACE } });
     for (const m of providerManifests(NAMESPACE, provider.url, provider.apiKey, 'default')) await apply(cp, m);
     await apply(cp, bucketManifest(NAMESPACE, BUCKET, { sizeGB: 10, providerRef: { name: 'default' } }));
@@ -65,7 +55,7 @@ Resize it, then delete it:
   ${k} patch sbucket ${BUCKET} -n ${NAMESPACE} --type=merge -p '{"spec":{"sizeGB":20}}'
   ${k} delete sbucket ${BUCKET} -n ${NAMESPACE}
 `);
-    const ready = await waitFor(async () => {
+    const ready = await eventually(async () => {
       const b = await getJson<BucketJson>(cp!, 'sbucket', BUCKET, NAMESPACE);
       return b && condition(b, 'Ready')?.status === 'True' ? b : undefined;
     }, { description: `${BUCKET} to be Ready`, timeoutMs: 120_000, intervalMs: 500 });

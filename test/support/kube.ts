@@ -1,6 +1,9 @@
 /** Small kubectl-based helpers for integration tests: read objects as JSON, apply YAML, wait. */
+import { randomBytes } from 'node:crypto';
+import { CoreV1Api } from '@kubernetes/client-node';
 import type { ControlPlane } from './control-plane';
-import { waitFor } from './control-plane';
+import { eventually } from './eventually';
+
 
 /** Runs kubectl and throws with its stderr on failure. */
 export async function kubectlOk(cp: ControlPlane, args: string[], input?: string): Promise<string> {
@@ -24,11 +27,27 @@ export async function apply(cp: ControlPlane, manifest: unknown): Promise<void> 
   await kubectlOk(cp, ['apply', '-f', '-'], typeof manifest === 'string' ? manifest : JSON.stringify(manifest));
 }
 
+/**
+ * Creates a namespace named `<prefix>-<random suffix>` (the apiserver picks the suffix via
+ * generateName, so names never collide between tests or runs) and returns its name.
+ */
+export async function freshNamespace(
+  cp: ControlPlane,
+  prefix: string,
+  opts: { labels?: Record<string, string> } = {},
+): Promise<string> {
+  const core = cp.kubeConfig().makeApiClient(CoreV1Api);
+  const ns = await core.createNamespace({ body: { metadata: { generateName: `${prefix}-`, labels: opts.labels } } });
+  const name = ns.metadata?.name;
+  if (!name) throw new Error(`namespace created from generateName ${prefix}- has no name`);
+  return name;
+}
+
 /** Waits until `predicate` holds for the object (which must exist). */
 export async function waitForObject<T>(
   cp: ControlPlane, kind: string, name: string, ns: string, predicate: (obj: T) => boolean, description: string, timeoutMs = 60_000,
 ): Promise<T> {
-  return waitFor(async () => {
+  return eventually(async () => {
     const obj = await getJson<T>(cp, kind, name, ns);
     return obj !== undefined && predicate(obj) ? obj : undefined;
   }, { description, timeoutMs, intervalMs: 250 });
@@ -36,7 +55,7 @@ export async function waitForObject<T>(
 
 /** Waits until the object no longer exists. */
 export async function waitForGone(cp: ControlPlane, kind: string, name: string, ns: string, timeoutMs = 60_000): Promise<void> {
-  await waitFor(async () => ((await getJson(cp, kind, name, ns)) === undefined ? true : undefined), {
+  await eventually(async () => (await getJson(cp, kind, name, ns)) === undefined, {
     description: `${kind} ${ns}/${name} to be gone`, timeoutMs, intervalMs: 250,
   });
 }
@@ -46,7 +65,7 @@ export interface BucketJson {
   metadata: { name: string; uid: string; finalizers?: string[]; deletionTimestamp?: string; generation: number; annotations?: Record<string, string> };
   spec: { sizeGB: number; region: string };
   status?: {
-    id?: string; phase?: string; sizeGB?: number; endpoint?: string; idempotencyKey?: string; observedGeneration?: number;
+    id?: string; phase?: string; sizeGB?: number; endpoint?: string; idempotencyKey?: string; observedGeneration?: number; lastHandledReconcileAt?: string;
     conditions?: Array<{ type: string; status: string; reason: string; message: string }>;
   };
 }
@@ -80,4 +99,21 @@ export function providerManifests(ns: string, endpoint: string, apiKey: string, 
       spec: { endpoint, secretRef: { name: `${name}-key`, key: 'apiKey' }, ...(endpoint.startsWith('http://') ? { insecure: true } : {}) },
     },
   ];
+}
+
+const RECONCILE_REQUESTED = 'storage.avalonhosting.example/reconcile-requested-at';
+
+/**
+ * The barrier before a negative check on a StorageBucket: asks for a reconcile through the
+ * reconcile-requested-at annotation (a fresh value each call) and waits until the operator
+ * echoes it in `status.lastHandledReconcileAt`. Every reconcile that gets as far as its
+ * status (paused, blocked or failed ones too) echoes it, and it reads the object as it is
+ * after the annotation, so whatever the test changed before this call has been handled by a
+ * reconcile by the time it returns: "nothing happened" is then a fact, not a hope.
+ */
+export async function reconciledAfterNow(cp: ControlPlane, ns: string, name: string, timeoutMs = 30_000): Promise<BucketJson> {
+  const marker = `barrier-${Date.now()}-${randomBytes(3).toString('hex')}`;
+  await kubectlOk(cp, ['annotate', 'sbucket', name, '-n', ns, `${RECONCILE_REQUESTED}=${marker}`, '--overwrite']);
+  return waitForObject<BucketJson>(cp, 'sbucket', name, ns,
+    (b) => b.status?.lastHandledReconcileAt === marker, `StorageBucket ${ns}/${name} to handle reconcile request ${marker}`, timeoutMs);
 }

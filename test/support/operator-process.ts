@@ -13,10 +13,11 @@ import { appendFileSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { randomBytes } from 'node:crypto';
 import { freePort } from './ports';
-import { waitFor } from './control-plane';
+
 import { distDeployment } from './dist';
 import { localInvocation, type Invocation } from './deployment-invocation';
 import { buildImage, operatorImageConfig, REPO } from './image';
+import { eventually } from './eventually';
 
 /** Options of {@link startOperatorProcess}. */
 export interface OperatorProcessOptions {
@@ -112,7 +113,7 @@ export async function startOperatorProcess(opts: OperatorProcessOptions): Promis
     r();
   }));
   const healthUrl = `http://127.0.0.1:${healthPort}`;
-  await waitFor(async () => ((await fetch(`${healthUrl}/readyz`)).ok ? true : undefined), {
+  await eventually(async () => (await fetch(`${healthUrl}/readyz`)).ok, {
     description: 'the operator to become ready',
     timeoutMs: 60_000,
     intervalMs: 200,

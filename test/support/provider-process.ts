@@ -10,7 +10,8 @@ import { join, resolve } from 'node:path';
 import type { FaultSettings, ProviderStats } from '../../provider';
 import type { ProviderBucket } from '../../operator/provider-client';
 import { freePort } from './ports';
-import { waitFor } from './control-plane';
+import { eventually } from './eventually';
+
 
 const REPO = resolve(__dirname, '..', '..');
 
@@ -38,6 +39,15 @@ export interface ProviderProcess {
   /** Deletes a bucket behind the operator's back. */
   remove(id: string): Promise<void>;
   stop(): Promise<void>;
+}
+
+/**
+ * Requests counted in `stats` whose key (`"<METHOD> <route template> <status>"`, e.g.
+ * `"DELETE /buckets/{id} 503"`) matches `pattern`; the test's own admin calls never match
+ * a pattern on `/buckets`.
+ */
+export function countRequests(stats: ProviderStats, pattern: RegExp): number {
+  return Object.entries(stats.requests).filter(([key]) => pattern.test(key)).reduce((n, [, v]) => n + v, 0);
 }
 
 /** Starts `provider/main.ts` on a free port and waits for /healthz. */
@@ -68,7 +78,7 @@ export async function startProviderProcess(opts: ProviderProcessOptions = {}): P
     exited = true;
   });
   const url = `http://127.0.0.1:${port}`;
-  await waitFor(async () => ((await fetch(`${url}/healthz`)).ok ? true : undefined), {
+  await eventually(async () => (await fetch(`${url}/healthz`)).ok, {
     description: 'the provider process to listen',
     timeoutMs: 30_000,
     abortIf: () => (exited ? `provider exited; see ${logFile}` : undefined),

@@ -21,12 +21,11 @@ import { resolveBinaries, type ControlPlaneBinaries } from './binaries';
 import { createPki, FRONT_PROXY_CLIENT_CN, type Pki } from './certs';
 import { writeKubeconfig } from './kubeconfig';
 import { Component, startWatchdog } from './process';
-import { waitFor } from './wait';
+import { eventually } from '../eventually';
+
 
 export { cacheDirFor, pinnedVersions, resolveBinaries } from './binaries';
 export type { ControlPlaneBinaries, ControlPlaneVersions } from './binaries';
-export { waitFor } from './wait';
-export type { WaitForOptions } from './wait';
 
 /** Options of {@link startControlPlane}. */
 export interface StartControlPlaneOptions {
@@ -269,7 +268,7 @@ class LocalControlPlane implements ControlPlane {
     const remaining = (): number => Math.max(1000, deadline - Date.now());
     try {
       this.etcd.start();
-      await waitFor(
+      await eventually(
         async () => {
           const res = await httpGet(`http://127.0.0.1:${this.ports.etcdClient}/health`);
           return res.status === 200 && res.body.includes('"health":"true"') ? true : undefined;
@@ -282,7 +281,7 @@ class LocalControlPlane implements ControlPlane {
       // The default ServiceAccount is made by kube-controller-manager through the apiserver,
       // so its existence proves all three components work together.
       const core = this.kubeConfig().makeApiClient(CoreV1Api);
-      await waitFor(() => core.readNamespacedServiceAccount({ namespace: 'default', name: 'default' }), {
+      await eventually(() => core.readNamespacedServiceAccount({ namespace: 'default', name: 'default' }), {
         description: 'the default ServiceAccount in the default namespace',
         timeoutMs: remaining(),
         intervalMs: 200,
@@ -402,7 +401,7 @@ class LocalControlPlane implements ControlPlane {
       cert: await readFile(this.pki.adminCert),
       key: await readFile(this.pki.adminKey),
     };
-    await waitFor(
+    await eventually(
       async () => {
         const res = await httpGet(`${this.server}/readyz`, tls);
         if (res.status === 200) return true;

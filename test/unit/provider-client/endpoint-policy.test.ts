@@ -3,7 +3,7 @@ import type { LookupAddress } from 'node:dns';
 import {
   ENDPOINT_DENIED, ProviderClients, ProviderError, deniedAddress, deniedEndpointHost, type Resolver,
 } from '../../../operator/provider-client';
-import type { ProviderHandle } from '../../../provider/index.js';
+import type { ProviderHandle } from '../../../provider/index';
 import { API_KEY, start } from '../provider/helpers';
 
 describe('endpoint policy', () => {

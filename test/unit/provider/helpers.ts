@@ -92,14 +92,3 @@ export function captureLogger(): { logger: Logger; lines: () => string[] } {
   });
   return { logger: pino({ level: 'debug' }, sink), lines: () => chunks.join('').split('\n').filter((l) => l !== '') };
 }
-
-/** Polls `check` until it returns a value other than undefined or the deadline passes. */
-export async function eventually<T>(check: () => Promise<T | undefined> | T | undefined, deadlineMs = 3000): Promise<T> {
-  const end = Date.now() + deadlineMs;
-  for (;;) {
-    const value = await check();
-    if (value !== undefined) return value;
-    if (Date.now() > end) throw new Error(`condition not met within ${deadlineMs} ms`);
-    await new Promise((r) => setTimeout(r, 10));
-  }
-}

@@ -13,7 +13,8 @@ import { HttpError } from '../../../provider/http';
 import type { Bucket, BucketList, LateCommitReport, ProviderHandle, RevokeResult } from '../../../provider/index';
 import { BucketStore } from '../../../provider/store';
 import type { CreateBucketRequest } from '../../../provider/types';
-import { ADMIN_TOKEN, API_KEY, call, create, createBody, eventually, start } from './helpers';
+import { ADMIN_TOKEN, API_KEY, call, create, createBody, start } from './helpers';
+import { eventually, IN_PROCESS } from '../../support/eventually';
 
 const T0 = Date.parse('2030-01-01T00:00:00Z');
 
@@ -283,7 +284,7 @@ describe('provider late commits and revoke over HTTP', () => {
     expect(((await call(p.url, '/buckets?idempotencyKey=late')).body as BucketList).items).to.deep.equal([]);
     // Counted when the provider sees the client's socket close, which may follow the client's
     // own error by a tick.
-    await eventually(() => (p.stats().requests['POST /buckets dropped'] === 1 ? true : undefined));
+    await eventually(() => (p.stats().requests['POST /buckets dropped'] === 1 ? true : undefined), IN_PROCESS);
 
     clock.t += 30_000;
     const found = ((await call(p.url, '/buckets?idempotencyKey=late')).body as BucketList).items;

@@ -4,7 +4,8 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import type { Bucket } from '../../../provider';
 import { parseSnapshot, writeFileAtomic } from '../../../provider/persistence';
-import { call, captureLogger, create, createBody, eventually, start } from './helpers';
+import { call, captureLogger, create, createBody, start } from './helpers';
+import { eventually, IN_PROCESS } from '../../support/eventually';
 
 describe('provider persistence', () => {
   let dir: string;
@@ -56,7 +57,7 @@ describe('provider persistence', () => {
     await first.close();
     const second = await start({ dataFile, activationDelayMs: 150 });
     try {
-      await eventually(async () => ((await call(second.url, `/buckets/${id}`)).body as Bucket).phase === 'Active' || undefined);
+      await eventually(async () => ((await call(second.url, `/buckets/${id}`)).body as Bucket).phase === 'Active', { ...IN_PROCESS, timeoutMs: 3000 });
     } finally {
       await second.close();
     }
@@ -69,7 +70,7 @@ describe('provider persistence', () => {
     await eventually(async () => {
       const snap = parseSnapshot(JSON.parse(await readFile(dataFile, 'utf8').catch(() => '{"version":1,"buckets":[],"idempotencyKeys":[]}')));
       return snap.buckets.length === 25 ? true : undefined;
-    });
+    }, { ...IN_PROCESS, timeoutMs: 3000 });
     await create(p.url, 'last');
     await p.close();
     const snap = parseSnapshot(JSON.parse(await readFile(dataFile, 'utf8')));
@@ -99,7 +100,7 @@ describe('provider persistence', () => {
     const { logger, lines } = captureLogger();
     const p = await start({ dataFile, logger, persistDebounceMs: 5 });
     await create(p.url, 'k');
-    await eventually(() => (lines().some((l) => l.includes('cannot write data file')) ? true : undefined));
+    await eventually(() => lines().some((l) => l.includes('cannot write data file')), { ...IN_PROCESS, timeoutMs: 3000 });
     let error: unknown;
     try {
       await p.close();

@@ -1,6 +1,7 @@
 import { expect } from 'chai';
 import type { Bucket, BucketList, ProviderHandle } from '../../../provider';
-import { ADMIN_TOKEN, API_KEY, call, create, createBody, eventually, start, type CallOptions } from './helpers';
+import { ADMIN_TOKEN, API_KEY, call, create, createBody, start, type CallOptions } from './helpers';
+import { eventually, IN_PROCESS } from '../../support/eventually';
 
 describe('provider HTTP API', () => {
   let p: ProviderHandle;
@@ -13,7 +14,7 @@ describe('provider HTTP API', () => {
 
   async function activeBucket(key = 'active'): Promise<Bucket> {
     const created = (await create(p.url, key)).body as Bucket;
-    return eventually(() => (p.store.get(created.id)?.phase === 'Active' ? p.store.get(created.id) : undefined));
+    return eventually(() => (p.store.get(created.id)?.phase === 'Active' ? p.store.get(created.id) : undefined), { ...IN_PROCESS, timeoutMs: 3000 });
   }
 
   it('close() lets in-flight requests finish and then stops listening', async () => {
@@ -47,7 +48,7 @@ describe('provider HTTP API', () => {
       const active = await eventually(async () => {
         const got = await call(p.url, `/buckets/${bucket.id}`);
         return (got.body as Bucket).phase === 'Active' ? (got.body as Bucket) : undefined;
-      });
+      }, { ...IN_PROCESS, timeoutMs: 3000 });
       expect(Date.parse(active.updatedAt)).to.be.greaterThan(Date.parse(bucket.createdAt));
     });
 
@@ -138,7 +139,7 @@ describe('provider HTTP API', () => {
       const res = await call(p.url, `/buckets/${bucket.id}`, { method: 'PATCH', body: { sizeGB: 20, tags: { t: '1' } } });
       expect(res.status).to.equal(200);
       expect(res.body).to.include({ sizeGB: 20, phase: 'Resizing' });
-      await eventually(() => (p.store.get(bucket.id)?.phase === 'Active' ? true : undefined));
+      await eventually(() => p.store.get(bucket.id)?.phase === 'Active', { ...IN_PROCESS, timeoutMs: 3000 });
       expect(p.store.get(bucket.id)?.tags).to.deep.equal({ t: '1' });
     });
 

@@ -2,7 +2,8 @@ import { expect } from 'chai';
 import { newControllerManagedBy } from '../../../operator/runtime/builder';
 import { KeyChannel } from '../../../operator/runtime/controller';
 import { done, type Reconciler, type Request } from '../../../operator/runtime/reconcile';
-import { FakeInformerSource, captureLogger, eventually, settle, standalone, testKind } from './fakes';
+import { FakeInformerSource, captureLogger, settle, standalone, testKind } from './fakes';
+import { eventually, IN_PROCESS } from '../../support/eventually';
 
 const Widget = testKind('Widget');
 
@@ -21,9 +22,9 @@ describe('KeyChannel (keys sent from outside the informers)', () => {
     channel.send({ namespace: 'ns', name: 'early' });
     const ac = new AbortController();
     const running = controller.start(ac.signal);
-    await eventually(() => seen.length === 1);
+    await eventually(() => seen.length === 1, IN_PROCESS);
     channel.send({ namespace: 'ns', name: 'a' });
-    await eventually(() => seen.length === 2);
+    await eventually(() => seen.length === 2, IN_PROCESS);
     ac.abort();
     await running;
     channel.send({ namespace: 'ns', name: 'late' });

@@ -18,7 +18,8 @@ import {
 import type { KubeObject } from '../../../operator/runtime/types';
 import { Priority } from '../../../operator/runtime/workqueue';
 import { FakeListerWatcher } from './fake-lister-watcher';
-import { FakeInformerSource, captureLogger, eventually, settle, standalone, testKind, type FakeInformer } from './fakes';
+import { FakeInformerSource, captureLogger, settle, standalone, testKind, type FakeInformer } from './fakes';
+import { eventually, IN_PROCESS } from '../../support/eventually';
 
 const Widget = testKind('Widget');
 const Part = testKind('Part');
@@ -134,7 +135,7 @@ describe('Controller', () => {
     const c = newControllerManagedBy(standalone({ informers: source, logger }), 'widgets').for(Widget).complete(r);
     const ac = new AbortController();
     const running = c.start(ac.signal);
-    await eventually(() => r.calls.length === 2);
+    await eventually(() => r.calls.length === 2, IN_PROCESS);
     ac.abort();
     await running;
     expect(r.calls.map((c) => c.req)).to.deep.equal([
@@ -147,7 +148,7 @@ describe('Controller', () => {
     const r = scripted(() => done());
     h = harness(r);
     h.source.informer(Widget).upsert(widget('a'));
-    await eventually(() => r.calls.length === 1);
+    await eventually(() => r.calls.length === 1, IN_PROCESS);
     await settle();
     expect(h.controller.queue.numRequeues('ns/a')).to.equal(0);
     expect(await metricValue(h.metrics, 'controller_runtime_reconcile_total', { result: 'success' })).to.equal(1);
@@ -160,19 +161,19 @@ describe('Controller', () => {
     const r = scripted(boom, boom, () => done());
     h = harness(r);
     h.source.informer(Widget).upsert(widget('a'));
-    await eventually(() => r.calls.length === 1);
+    await eventually(() => r.calls.length === 1, IN_PROCESS);
     await settle();
     h.clock.advance(4);
     await settle();
     expect(r.calls.length, 'not before the 5 ms backoff').to.equal(1);
     h.clock.advance(1);
-    await eventually(() => r.calls.length === 2);
+    await eventually(() => r.calls.length === 2, IN_PROCESS);
     await settle();
     h.clock.advance(9);
     await settle();
     expect(r.calls.length, 'second backoff is 10 ms').to.equal(2);
     h.clock.advance(1);
-    await eventually(() => r.calls.length === 3);
+    await eventually(() => r.calls.length === 3, IN_PROCESS);
     await settle();
     expect(h.controller.queue.numRequeues('ns/a')).to.equal(0);
     expect(await metricValue(h.metrics, 'controller_runtime_reconcile_errors_total', {})).to.equal(2);
@@ -185,7 +186,7 @@ describe('Controller', () => {
     });
     h = harness(r);
     h.source.informer(Widget).upsert(widget('a'));
-    await eventually(() => r.calls.length === 1);
+    await eventually(() => r.calls.length === 1, IN_PROCESS);
     await settle();
     h.clock.advance(10 * 60_000);
     await settle();
@@ -194,20 +195,20 @@ describe('Controller', () => {
     expect(await metricValue(h.metrics, 'controller_runtime_terminal_reconcile_errors_total', {})).to.equal(1);
     expect(await metricValue(h.metrics, 'controller_runtime_reconcile_errors_total', {})).to.equal(1);
     h.source.informer(Widget).upsert(widget('a', { generation: 2 }));
-    await eventually(() => r.calls.length === 2, 2000, 'a change to re-trigger it');
+    await eventually(() => r.calls.length === 2, { ...IN_PROCESS, description: 'a change to re-trigger it' });
   });
 
   it('honours requeueAfter and resets the backoff', async () => {
     const r = scripted(() => requeueAfter(30_000), () => done());
     h = harness(r);
     h.source.informer(Widget).upsert(widget('a'));
-    await eventually(() => r.calls.length === 1);
+    await eventually(() => r.calls.length === 1, IN_PROCESS);
     await settle();
     h.clock.advance(29_999);
     await settle();
     expect(r.calls.length).to.equal(1);
     h.clock.advance(1);
-    await eventually(() => r.calls.length === 2);
+    await eventually(() => r.calls.length === 2, IN_PROCESS);
     expect(await metricValue(h.metrics, 'controller_runtime_reconcile_total', { result: 'requeue_after' })).to.equal(1);
   });
 
@@ -225,16 +226,16 @@ describe('Controller', () => {
     );
     h = harness(r, undefined, { reconcileTimeoutMs: 1000 });
     h.source.informer(Widget).upsert(widget('a'));
-    await eventually(() => r.calls.length === 1);
+    await eventually(() => r.calls.length === 1, IN_PROCESS);
     h.clock.advance(999);
     await settle();
     expect(abortedWith).to.equal(undefined);
     h.clock.advance(1);
-    await eventually(() => abortedWith !== undefined);
+    await eventually(() => abortedWith !== undefined, IN_PROCESS);
     expect(abortedWith).to.be.instanceOf(ReconcileTimeoutError);
     await settle();
     h.clock.advance(5);
-    await eventually(() => r.calls.length === 2, 2000, 'the retry');
+    await eventually(() => r.calls.length === 2, { ...IN_PROCESS, description: 'the retry' });
     const errors = h.lines.filter((l) => l.msg === 'Reconciler error');
     expect(errors).to.have.length(1);
     expect((errors[0]?.err as { type?: string }).type).to.equal('ReconcileTimeoutError');
@@ -251,10 +252,10 @@ describe('Controller', () => {
     );
     h = harness(r, undefined, { reconcileTimeoutMs: 100 });
     h.source.informer(Widget).upsert(widget('a'));
-    await eventually(() => r.calls.length === 1);
+    await eventually(() => r.calls.length === 1, IN_PROCESS);
     h.clock.advance(100);
     release?.();
-    await eventually(() => h?.lines.some((l) => l.msg === 'Reconciler error') ?? false);
+    await eventually(() => h?.lines.some((l) => l.msg === 'Reconciler error') ?? false, IN_PROCESS);
     expect(await metricValue(h.metrics, 'controller_runtime_reconcile_total', { result: 'error' })).to.equal(1);
   });
 
@@ -280,7 +281,7 @@ describe('Controller', () => {
       h = harness(r, undefined, { maxConcurrentReconciles: 1 });
       h.source.informer(Widget).upsert(widget('bad'));
       h.source.informer(Widget).upsert(widget('good'));
-      await eventually(() => seen.includes('good'));
+      await eventually(() => seen.includes('good'), IN_PROCESS);
       const errors = h.lines.filter((l) => l.msg === 'Reconciler error');
       expect(errors).to.have.length(1);
     });
@@ -292,7 +293,7 @@ describe('Controller', () => {
     });
     h = harness(r);
     h.source.informer(Widget).upsert(widget('a'));
-    await eventually(() => r.calls.length === 1);
+    await eventually(() => r.calls.length === 1, IN_PROCESS);
     await settle();
     const errors = h.lines.filter((l) => l.level === 50);
     expect(errors).to.have.length(1);
@@ -305,10 +306,10 @@ describe('Controller', () => {
     const r = scripted(() => requeueAfter(1));
     h = harness(r);
     h.source.informer(Widget).upsert(widget('a'));
-    await eventually(() => r.calls.length === 1);
+    await eventually(() => r.calls.length === 1, IN_PROCESS);
     await settle();
     h.clock.advance(1);
-    await eventually(() => r.calls.length === 2);
+    await eventually(() => r.calls.length === 2, IN_PROCESS);
     const [first, second] = r.calls.map((c) => c.ctx.reconcileID);
     expect(first).to.be.a('string').and.not.equal(second);
   });
@@ -329,9 +330,9 @@ describe('Controller', () => {
     const running = c.start(ac.signal);
     await settle();
     informer.upsert(widget('a'));
-    await eventually(() => seenAbsent.length === 1);
+    await eventually(() => seenAbsent.length === 1, IN_PROCESS);
     informer.remove(widget('a'));
-    await eventually(() => seenAbsent.length === 2);
+    await eventually(() => seenAbsent.length === 2, IN_PROCESS);
     ac.abort();
     await running;
     expect(seenAbsent).to.deep.equal([false, true]);
@@ -342,14 +343,14 @@ describe('Controller', () => {
     h = harness(r, (b) => b.for(Widget, { predicates: [generationChanged] }));
     const inf = h.source.informer(Widget);
     inf.upsert(widget('a', { resourceVersion: '1' }));
-    await eventually(() => r.calls.length === 1);
+    await eventually(() => r.calls.length === 1, IN_PROCESS);
     inf.upsert(widget('a', { resourceVersion: '2' }));
     await settle(10);
     expect(r.calls.length, 'status-only update dropped').to.equal(1);
     inf.upsert(widget('a', { resourceVersion: '3', generation: 2 }));
-    await eventually(() => r.calls.length === 2, 2000, 'spec change');
+    await eventually(() => r.calls.length === 2, { ...IN_PROCESS, description: 'spec change' });
     inf.upsert(widget('a', { resourceVersion: '4', generation: 2, deletionTimestamp: new Date() }));
-    await eventually(() => r.calls.length === 3, 2000, 'deletion');
+    await eventually(() => r.calls.length === 3, { ...IN_PROCESS, description: 'deletion' });
   });
 
   it('owns(): enqueues the controlling owner of the For kind, ignoring other references', async () => {
@@ -365,7 +366,7 @@ describe('Controller', () => {
     parts.upsert(part('p2', [{ apiVersion: 'example.com/v1', kind: 'Widget', name: 'not-controller', uid: 'u' }]));
     parts.upsert(part('p3', [{ apiVersion: 'other.io/v1', kind: 'Widget', name: 'other-group', uid: 'u', controller: true }]));
     parts.upsert(part('p4', [{ apiVersion: 'example.com/v2', kind: 'Widget', name: 'any-version', uid: 'u', controller: true }]));
-    await eventually(() => r.calls.length === 2);
+    await eventually(() => r.calls.length === 2, IN_PROCESS);
     await settle(10);
     expect(r.calls.map((c) => c.req.name).sort()).to.deep.equal(['any-version', 'owner']);
   });
@@ -381,9 +382,9 @@ describe('Controller', () => {
     const cms = h.source.informer(Config);
     const cm = (users: string): KubeObject => ({ metadata: { namespace: 'ns', name: 'cfg' }, data: { users } }) as KubeObject;
     cms.upsert(cm('w1,w2'));
-    await eventually(() => r.calls.length === 2);
+    await eventually(() => r.calls.length === 2, IN_PROCESS);
     cms.upsert(cm('w3'));
-    await eventually(() => r.calls.length === 5, 2000, 'old (w1, w2) and new (w3) targets');
+    await eventually(() => r.calls.length === 5, { ...IN_PROCESS, description: 'old (w1, w2) and new (w3) targets' });
     expect(new Set(r.calls.map((c) => c.req.name))).to.deep.equal(new Set(['w1', 'w2', 'w3']));
   });
 
@@ -396,7 +397,7 @@ describe('Controller', () => {
     await settle();
     expect(r.calls.length, 'nothing before the delay').to.equal(0);
     h.clock.advance(1000);
-    await eventually(() => r.calls.length === 1);
+    await eventually(() => r.calls.length === 1, IN_PROCESS);
     await settle();
     expect(r.calls.map((c) => c.req.name)).to.deep.equal(['owner']);
   });
@@ -412,7 +413,7 @@ describe('Controller', () => {
     });
     h = harness(r);
     h.source.informer(Widget).upsert(widget('a'));
-    await eventually(() => finish !== undefined);
+    await eventually(() => finish !== undefined, IN_PROCESS);
     let stopped: boolean | undefined;
     const stopping = h.controller.stop().then((v) => {
       stopped = v;
@@ -437,7 +438,7 @@ describe('Controller', () => {
     h = harness(r);
     const inf = h.source.informer(Widget);
     inf.upsert(widget('a'));
-    await eventually(() => signal !== undefined);
+    await eventually(() => signal !== undefined, IN_PROCESS);
     await h.controller.stop(0);
     expect(signal?.aborted).to.equal(true);
     inf.upsert(widget('b'));
@@ -456,11 +457,11 @@ describe('Controller', () => {
     );
     h = harness(r, undefined, { maxConcurrentReconciles: 3 });
     h.source.informer(Widget).upsert(widget('a'));
-    await eventually(() => finish !== undefined);
+    await eventually(() => finish !== undefined, IN_PROCESS);
     expect(await metricValue(h.metrics, 'controller_runtime_active_workers', {})).to.equal(1);
     expect(await metricValue(h.metrics, 'controller_runtime_max_concurrent_reconciles', {})).to.equal(3);
     finish?.();
-    await eventually(() => h?.controller.queue.inFlight() === 0);
+    await eventually(() => h?.controller.queue.inFlight() === 0, IN_PROCESS);
     expect(await metricValue(h.metrics, 'controller_runtime_active_workers', {})).to.equal(0);
   });
 
@@ -473,7 +474,7 @@ describe('Controller', () => {
       const informer = source.informer(Widget);
       for (const name of backlog) informer.objects.set(`ns/${name}`, widget(name, { resourceVersion: '1' }));
       h = harness(r, (b) => b.for(Widget), { maxConcurrentReconciles: 1 }, source);
-      await eventually(() => r.order.length === 1, 2000, 'b0 to start');
+      await eventually(() => r.order.length === 1, { ...IN_PROCESS, description: 'b0 to start' });
       return informer;
     }
 
@@ -482,7 +483,7 @@ describe('Controller', () => {
       while (r.order.length < total) {
         const started = r.order.length;
         await r.finish();
-        await eventually(() => r.order.length > started, 2000, `reconcile ${started + 1}`);
+        await eventually(() => r.order.length > started, { ...IN_PROCESS, description: `reconcile ${started + 1}` });
       }
       await r.finish();
     }
@@ -547,9 +548,9 @@ describe('Controller', () => {
       const ac = new AbortController();
       const running = c.start(ac.signal);
       try {
-        await eventually(() => r.order.length === 1 && lw.current !== undefined, 2000, 'first reconcile and the watch');
+        await eventually(() => r.order.length === 1 && lw.current !== undefined, { ...IN_PROCESS, description: 'first reconcile and the watch' });
         lw.current?.send('ADDED', lw.put('x'));
-        await eventually(() => c.queue.len() === backlog.length, 2000, 'x queued');
+        await eventually(() => c.queue.len() === backlog.length, { ...IN_PROCESS, description: 'x queued' });
         await finishAll(r, backlog.length + 1);
         expect(r.order[1], 'the watched create goes next').to.equal('x');
         expect([...r.order].sort()).to.deep.equal([...backlog, 'x'].sort());
@@ -585,9 +586,9 @@ describe('Controller', () => {
         const inf = await startWithBacklog(r);
         inf.upsert(widget('x', { resourceVersion: '5' }));
         await r.finish(); // b0
-        await eventually(() => r.order.length === 2, 2000, 'x');
+        await eventually(() => r.order.length === 2, { ...IN_PROCESS, description: 'x' });
         await r.finish(); // x, which requeues itself
-        await eventually(() => r.order.length === 3, 2000, 'b1');
+        await eventually(() => r.order.length === 3, { ...IN_PROCESS, description: 'b1' });
         h?.clock.advance(10); // past both the requeueAfter and the first backoff
         await finishAll(r, backlog.length + 2);
         const rest = backlog.slice(2);
@@ -608,9 +609,9 @@ describe('Controller', () => {
       const source = new FakeInformerSource();
       source.informer(Widget).objects.set('ns/old', widget('old'));
       h = harness(r, undefined, {}, source);
-      await eventually(() => r.calls.length === 1);
+      await eventually(() => r.calls.length === 1, IN_PROCESS);
       source.informer(Widget).upsert(widget('new'));
-      await eventually(() => r.calls.length === 2);
+      await eventually(() => r.calls.length === 2, IN_PROCESS);
       expect(r.calls.map((c) => [c.req.name, c.ctx.priority])).to.deep.equal([
         ['old', Priority.Low],
         ['new', Priority.Normal],
@@ -628,7 +629,7 @@ describe('Controller', () => {
       });
       const inf = await startWithBacklog(r);
       await r.finish(); // b0 fails
-      await eventually(() => r.order.length === 2, 2000, 'b1');
+      await eventually(() => r.order.length === 2, { ...IN_PROCESS, description: 'b1' });
       h?.clock.advance(5);
       inf.upsert(widget('x', { resourceVersion: '5' }));
       await finishAll(r, backlog.length + 2);

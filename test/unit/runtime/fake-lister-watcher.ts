@@ -98,17 +98,3 @@ export class FakeListerWatcher implements ListerWatcher {
     return w.stream() as AsyncIterable<WatchEvent<T>>;
   }
 }
-
-/** Polls `check` until it stops throwing or `timeoutMs` passes (then rethrows its error). */
-export async function eventually(check: () => void, timeoutMs = 2000): Promise<void> {
-  const deadline = Date.now() + timeoutMs;
-  for (;;) {
-    try {
-      check();
-      return;
-    } catch (err) {
-      if (Date.now() > deadline) throw err;
-      await new Promise((r) => setTimeout(r, 5));
-    }
-  }
-}

@@ -116,15 +116,6 @@ export function captureLogger(): { logger: Logger; lines: Array<Record<string, u
   return { logger: createLogger({ level: 'debug' }, sink), lines };
 }
 
-/** Polls `cond` on the event loop until it holds or `ms` of real time pass. */
-export async function eventually(cond: () => boolean, ms = 2000, what = 'condition'): Promise<void> {
-  const deadline = Date.now() + ms;
-  while (!cond()) {
-    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
-    await new Promise((r) => setImmediate(r));
-  }
-}
-
 /** Lets pending promise callbacks and immediates run. */
 export async function settle(rounds = 5): Promise<void> {
   for (let i = 0; i < rounds; i++) await new Promise((r) => setImmediate(r));

@@ -6,7 +6,8 @@ import { InformerFactory } from '../../../operator/runtime/informer-factory';
 import { SharedInformer } from '../../../operator/runtime/informer';
 import { Backoff, backoffDelay, watchTimeoutSeconds } from '../../../operator/runtime/reflector';
 import type { KubeObject, ResourceKind } from '../../../operator/runtime/types';
-import { eventually, FakeListerWatcher } from './fake-lister-watcher';
+import { FakeListerWatcher } from './fake-lister-watcher';
+import { eventually, IN_PROCESS } from '../../support/eventually';
 
 const kind: ResourceKind = { group: '', version: 'v1', kind: 'ConfigMap', plural: 'configmaps', namespaced: true };
 const fastBackoff = { initialMs: 2, maxMs: 10 };
@@ -57,7 +58,7 @@ describe('SharedInformer', () => {
     inf.start();
     await inf.waitForSync();
     expect(inf.hasSynced()).to.equal(true);
-    await eventually(() => expect(inf.isWatching()).to.equal(true));
+    await eventually(() => expect(inf.isWatching()).to.equal(true), IN_PROCESS);
     expect(lw.current?.opts.resourceVersion).to.equal(lw.version());
     expect(lw.current?.opts.allowWatchBookmarks).to.equal(true);
 
@@ -65,7 +66,7 @@ describe('SharedInformer', () => {
     const a2 = lw.put('a', { k: 'v' });
     lw.current?.send('MODIFIED', a2);
     lw.current?.send('DELETED', lw.objects.get('b') ?? {});
-    await eventually(() => expect(seen).to.have.length(4));
+    await eventually(() => expect(seen).to.have.length(4), IN_PROCESS);
     expect(seen).to.deep.equal(['add a', 'add b', 'update a 101->103', 'delete b']);
     expect(names(inf)).to.deep.equal(['a']);
     expect(inCacheWhenNotified).to.deep.equal([true, true]);
@@ -81,7 +82,7 @@ describe('SharedInformer', () => {
     recorder(inf, seen);
     inf.start();
     await inf.waitForSync();
-    await eventually(() => expect(lw.current).to.not.equal(undefined));
+    await eventually(() => expect(lw.current).to.not.equal(undefined), IN_PROCESS);
     seen.length = 0;
 
     lw.objects.delete('vanish');
@@ -89,11 +90,11 @@ describe('SharedInformer', () => {
     lw.put('new');
     lw.current?.fail(new ApiError(410, 'Expired', 'too old resource version'));
 
-    await eventually(() => expect(lw.lists).to.equal(2));
-    await eventually(() => expect(seen).to.have.length(3));
+    await eventually(() => expect(lw.lists).to.equal(2), IN_PROCESS);
+    await eventually(() => expect(seen).to.have.length(3), IN_PROCESS);
     expect(seen).to.deep.equal(['delete vanish', 'add new', 'update change 102->104']);
     expect(names(inf)).to.deep.equal(['change', 'keep', 'new']);
-    await eventually(() => expect(lw.watches).to.have.length(2));
+    await eventually(() => expect(lw.watches).to.have.length(2), IN_PROCESS);
     expect(lw.current?.opts.resourceVersion).to.equal(lw.version());
   });
 
@@ -105,12 +106,12 @@ describe('SharedInformer', () => {
     inf.addEventHandler({ onAdd: (o, initial) => seen.push(`${o.metadata?.name} ${initial ? 'initial' : 'live'}`) });
     inf.start();
     await inf.waitForSync();
-    await eventually(() => expect(lw.current).to.not.equal(undefined));
+    await eventually(() => expect(lw.current).to.not.equal(undefined), IN_PROCESS);
     lw.current?.send('ADDED', lw.put('watched'));
-    await eventually(() => expect(seen).to.have.length(2));
+    await eventually(() => expect(seen).to.have.length(2), IN_PROCESS);
     lw.put('missed');
     lw.current?.fail(new ApiError(410, 'Expired', 'too old resource version'));
-    await eventually(() => expect(seen).to.have.length(3));
+    await eventually(() => expect(seen).to.have.length(3), IN_PROCESS);
     const late: string[] = [];
     inf.addEventHandler({ onAdd: (o, initial) => late.push(`${o.metadata?.name} ${initial ? 'initial' : 'live'}`) });
     expect(seen).to.deep.equal(['listed initial', 'watched live', 'missed live']);
@@ -122,10 +123,10 @@ describe('SharedInformer', () => {
     const inf = make(lw);
     inf.start();
     await inf.waitForSync();
-    await eventually(() => expect(lw.current).to.not.equal(undefined));
+    await eventually(() => expect(lw.current).to.not.equal(undefined), IN_PROCESS);
     lw.current?.send('BOOKMARK', { metadata: { resourceVersion: '555' } });
     lw.current?.fail(new Error('ECONNRESET'));
-    await eventually(() => expect(lw.watches).to.have.length(2));
+    await eventually(() => expect(lw.watches).to.have.length(2), IN_PROCESS);
     expect(lw.current?.opts.resourceVersion).to.equal('555');
     expect(lw.lists).to.equal(1);
   });
@@ -145,7 +146,7 @@ describe('SharedInformer', () => {
     const lw = new FakeListerWatcher();
     const inf = make(lw, { idleTimeoutMs: 30 });
     inf.start();
-    await eventually(() => expect(lw.watches.length).to.be.greaterThan(1));
+    await eventually(() => expect(lw.watches.length).to.be.greaterThan(1), IN_PROCESS);
     expect(lw.watches[0]?.closed).to.equal(true);
     expect(lw.lists).to.equal(1);
   });
@@ -163,10 +164,10 @@ describe('SharedInformer', () => {
     recorder(inf, seen);
     inf.start();
     await inf.waitForSync();
-    await eventually(() => expect(lw.current).to.not.equal(undefined));
+    await eventually(() => expect(lw.current).to.not.equal(undefined), IN_PROCESS);
     lw.current?.send('ADDED', lw.put('x'));
     lw.current?.send('ADDED', lw.put('y'));
-    await eventually(() => expect(seen).to.deep.equal(['add x', 'add y']));
+    await eventually(() => expect(seen).to.deep.equal(['add x', 'add y']), IN_PROCESS);
     expect(names(inf)).to.deep.equal(['x', 'y']);
     expect(lines.filter((l) => l.msg === 'informer event handler threw')).to.have.length(2);
     expect(lw.watches).to.have.length(1);
@@ -191,7 +192,7 @@ describe('SharedInformer', () => {
     const seen: Seen = [];
     recorder(inf, seen);
     inf.start();
-    await eventually(() => expect(seen.filter((s) => s === 'update a 101->101').length).to.be.greaterThan(1));
+    await eventually(() => expect(seen.filter((s) => s === 'update a 101->101').length).to.be.greaterThan(1), IN_PROCESS);
   });
 
   it('keeps indexes current through relists', async () => {
@@ -205,10 +206,10 @@ describe('SharedInformer', () => {
     inf.start();
     await inf.waitForSync();
     expect(inf.cache.byIndex('team', 't1')).to.have.length(1);
-    await eventually(() => expect(lw.current).to.not.equal(undefined));
+    await eventually(() => expect(lw.current).to.not.equal(undefined), IN_PROCESS);
     lw.put('a', { team: 't2' });
     lw.current?.fail(new ApiError(410, 'Gone', 'gone'));
-    await eventually(() => expect(inf.cache.byIndex('team', 't2')).to.have.length(1));
+    await eventually(() => expect(inf.cache.byIndex('team', 't2')).to.have.length(1), IN_PROCESS);
     expect(inf.cache.byIndex('team', 't1')).to.deep.equal([]);
   });
 
@@ -252,21 +253,21 @@ describe('reflector backoff', () => {
     try {
       inf.start();
       await inf.waitForSync();
-      await eventually(() => expect(lw.watches).to.have.length(1));
+      await eventually(() => expect(lw.watches).to.have.length(1), IN_PROCESS);
       lw.current?.end();
       // Closed with nothing delivered in no time: the reflector must now sleep, not re-watch.
-      await eventually(() => expect(lw.current?.closed).to.equal(true));
+      await eventually(() => expect(lw.current?.closed).to.equal(true), IN_PROCESS);
       await new Promise((r) => setTimeout(r, 20));
       expect(lw.watches).to.have.length(1);
       clock.advance(500);
-      await eventually(() => expect(lw.watches).to.have.length(2));
+      await eventually(() => expect(lw.watches).to.have.length(2), IN_PROCESS);
       lw.current?.end();
-      await eventually(() => expect(lw.current?.closed).to.equal(true));
+      await eventually(() => expect(lw.current?.closed).to.equal(true), IN_PROCESS);
       clock.advance(999);
       await new Promise((r) => setTimeout(r, 20));
       expect(lw.watches).to.have.length(2);
       clock.advance(1);
-      await eventually(() => expect(lw.watches).to.have.length(3));
+      await eventually(() => expect(lw.watches).to.have.length(3), IN_PROCESS);
     } finally {
       clock.advance(1_000_000);
       await inf.stop();
@@ -316,7 +317,7 @@ describe('InformerFactory', () => {
       const late = f.informerFor(kind, { labelSelector: 'late=1' });
       await f.waitForSync();
       expect(late.hasSynced()).to.equal(true);
-      await eventually(() => expect(f.allWatching()).to.equal(true));
+      await eventually(() => expect(f.allWatching()).to.equal(true), IN_PROCESS);
       expect(lw.lists).to.equal(4);
     } finally {
       await f.stop();

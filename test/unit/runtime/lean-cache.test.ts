@@ -8,8 +8,9 @@ import { CACHED_OBJECTS_METRIC, InformerFactory } from '../../../operator/runtim
 import { NamedInformers } from '../../../operator/runtime/named-informers';
 import { LAST_APPLIED_ANNOTATION, stripManagedFields } from '../../../operator/runtime/transforms';
 import type { KubeObject, ObjectKey, ResourceKind } from '../../../operator/runtime/types';
-import { eventually, FakeWatch } from './fake-lister-watcher';
+import { FakeWatch } from './fake-lister-watcher';
 import { FakeInformer, FakeInformerSource } from './fakes';
+import { eventually, IN_PROCESS } from '../../support/eventually';
 
 const secrets: ResourceKind = { group: '', version: 'v1', kind: 'Secret', plural: 'secrets', namespaced: true };
 const configs: ResourceKind = { group: 'x.example', version: 'v1', kind: 'Config', plural: 'configs', namespaced: true };
@@ -99,9 +100,9 @@ describe('cache transforms', () => {
     try {
       inf.start();
       await inf.waitForSync();
-      await eventually(() => expect(lw.openWatches()).to.have.length(1));
+      await eventually(() => expect(lw.openWatches()).to.have.length(1), IN_PROCESS);
       lw.send('ADDED', { metadata: { namespace: 'ns', name: 'watched', uid: 'w', resourceVersion: '9' }, data: { k: 'eA==' } } as KubeObject);
-      await eventually(() => expect(announced).to.have.length(2));
+      await eventually(() => expect(announced).to.have.length(2), IN_PROCESS);
       for (const o of [...inf.cache.list(), ...announced]) {
         expect(o).to.not.have.property('data');
         expect(o).to.have.property('condensed', true);
@@ -238,7 +239,7 @@ describe('NamedInformers', () => {
       driver.upsert(cfg('two', 'creds-a'));
       named.start();
       await named.waitForSync();
-      await eventually(() => expect(lw.openWatches()).to.have.length(1));
+      await eventually(() => expect(lw.openWatches()).to.have.length(1), IN_PROCESS);
 
       driver.remove(cfg('one', 'creds-a'));
       expect(named.isTracked({ namespace: 'ns', name: 'creds-a' })).to.equal(true);
@@ -247,11 +248,11 @@ describe('NamedInformers', () => {
       expect(named.cache.get({ namespace: 'ns', name: 'creds-a' })).to.equal(undefined);
       await named.waitForSync();
       expect(named.cache.list().map((o) => o.metadata?.name)).to.deep.equal(['creds-b']);
-      await eventually(() => expect(lw.openWatches().map((w) => w.opts.fieldSelector)).to.deep.equal(['metadata.name=creds-b']));
+      await eventually(() => expect(lw.openWatches().map((w) => w.opts.fieldSelector)).to.deep.equal(['metadata.name=creds-b']), IN_PROCESS);
       expect(factory.informers()).to.have.length(1);
 
       driver.remove(cfg('two', 'creds-b'));
-      await eventually(() => expect(lw.openWatches()).to.have.length(0));
+      await eventually(() => expect(lw.openWatches()).to.have.length(0), IN_PROCESS);
       expect(named.cache.list()).to.deep.equal([]);
     } finally {
       await named.stop();
@@ -270,9 +271,9 @@ describe('NamedInformers', () => {
       // Read right after the reference appeared: waiting makes "absent" mean absent.
       await named.cache.waitForKey({ namespace: 'ns', name: 'creds-a' });
       expect(named.cache.get({ namespace: 'ns', name: 'creds-a' })).to.not.equal(undefined);
-      await eventually(() => expect(lw.openWatches()).to.have.length(1));
+      await eventually(() => expect(lw.openWatches()).to.have.length(1), IN_PROCESS);
       lw.send('MODIFIED', { ...creds, metadata: { ...creds.metadata, resourceVersion: '99' }, data: { apiKey: 'bmV3' } } as KubeObject);
-      await eventually(() => expect(seen).to.deep.equal(['add creds-a', 'update creds-a']));
+      await eventually(() => expect(seen).to.deep.equal(['add creds-a', 'update creds-a']), IN_PROCESS);
       // Nothing refers to this one, so there is nothing to wait for.
       await named.cache.waitForKey({ namespace: 'ns', name: 'nobody' });
     } finally {

@@ -3,7 +3,8 @@ import { newControllerManagedBy } from '../../../operator/runtime/builder';
 import { FakeClock } from '../../../operator/runtime/clock';
 import { LeaderElectionLostError, Manager } from '../../../operator/runtime/manager';
 import { done, type Action } from '../../../operator/runtime/reconcile';
-import { FakeInformerSource, captureLogger, eventually, leaseStore, settle, testKind } from './fakes';
+import { FakeInformerSource, captureLogger, leaseStore, settle, testKind } from './fakes';
+import { eventually, IN_PROCESS } from '../../support/eventually';
 
 const Widget = testKind('Widget');
 
@@ -54,7 +55,7 @@ describe('Manager (fake informers, in-memory Lease)', () => {
   it('on shutdown drains in-flight reconciles first, then releases the lease', async () => {
     const h = setup();
     await h.mgr.elected();
-    await eventually(() => h.inFlight.length === 1);
+    await eventually(() => h.inFlight.length === 1, IN_PROCESS);
     h.abort.abort();
     await settle(10);
     expect(h.lease.lease?.spec?.holderIdentity, 'lease kept while draining').to.equal('me');
@@ -68,7 +69,7 @@ describe('Manager (fake informers, in-memory Lease)', () => {
   it('aborts reconciles still running when the graceful timeout expires', async () => {
     const h = setup();
     await h.mgr.elected();
-    await eventually(() => h.inFlight.length === 1);
+    await eventually(() => h.inFlight.length === 1, IN_PROCESS);
     h.abort.abort();
     await settle(10);
     h.clock.advance(60_000);
@@ -80,7 +81,7 @@ describe('Manager (fake informers, in-memory Lease)', () => {
   it('on losing the lease stops reconciles at once and rejects with LeaderElectionLostError', async () => {
     const h = setup();
     await h.mgr.elected();
-    await eventually(() => h.inFlight.length === 1);
+    await eventually(() => h.inFlight.length === 1, IN_PROCESS);
     const current = h.lease.lease;
     h.lease.lease = { ...current, metadata: { ...current?.metadata, resourceVersion: '999' }, spec: { ...current?.spec, holderIdentity: 'thief' } };
     for (let i = 0; i < 30 && h.mgr.isLeader(); i++) {
@@ -124,7 +125,7 @@ describe('newControllerManagedBy', () => {
     const running = mgr.start(abort.signal);
     try {
       await mgr.elected();
-      await eventually(() => seen.length === 1, 2000, 'the cached Widget reconciled');
+      await eventually(() => seen.length === 1, { ...IN_PROCESS, description: 'the cached Widget reconciled' });
       expect(seen).to.deep.equal(['ns/a']);
       expect(source.informer(Widget).started, 'the manager started the controller\'s informer').to.equal(true);
       expect(controller.queue.isShuttingDown()).to.equal(false);

@@ -15,7 +15,8 @@ import {
   type WorkQueueMetrics,
   type WorkQueueMetricsProvider,
 } from '../../../operator/runtime/workqueue';
-import { FakeInformerSource, captureLogger, eventually, settle, standalone, testKind } from './fakes';
+import { FakeInformerSource, captureLogger, settle, standalone, testKind } from './fakes';
+import { eventually, IN_PROCESS } from '../../support/eventually';
 
 function queue(clock = new FakeClock()): { q: WorkQueue; clock: FakeClock } {
   return { q: new WorkQueue({ name: 'test', clock, rateLimiter: defaultControllerRateLimiter({ clock }) }), clock };
@@ -477,7 +478,7 @@ describe('controller loop over the queue', () => {
       }
       await new Promise((r) => setImmediate(r));
     }
-    await eventually(() => controller.queue.len() === 0 && controller.queue.inFlight() === 0, 2000, 'queue to empty');
+    await eventually(() => controller.queue.len() === 0 && controller.queue.inFlight() === 0, { ...IN_PROCESS, description: 'queue to empty' });
     ac.abort();
     await running;
     expect(maxPerKey, 'one key on two workers at once').to.equal(1);
