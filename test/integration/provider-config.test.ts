@@ -5,17 +5,11 @@
  * provider's own request counts.
  */
 import { expect } from 'chai';
-import { mkdtempSync, rmSync } from 'node:fs';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
 import { HTTPS_RULE } from '../../operator/api/v1';
-import type { ControlPlane } from '../support/control-plane';
 import { applyDist } from '../support/dist';
-import {
-  apply, bucketManifest, condition, getJson, kubectlOk, providerManifests, waitForGone, waitForObject, type BucketJson,
-} from '../support/kube';
-import { startOperatorProcess, type OperatorProcess } from '../support/operator-process';
-import { startProviderProcess, type ProviderProcess } from '../support/provider-process';
+import { apply, bucketManifest, condition, getJson, kubectlOk, waitForGone, waitForObject, type BucketJson } from '../support/kube';
+import type { ProviderProcess } from '../support/provider-process';
+import { useStack } from '../support/stack';
 import { freshNamespace, sharedControlPlane } from './setup';
 
 interface ConfigJson {
@@ -33,29 +27,44 @@ const configManifest = (ns: string, name: string, spec: Record<string, unknown>)
 
 describe('BucketProviderConfig endpoint rule (real API server)', function () {
   this.timeout(120_000);
-  let cp: ControlPlane;
-  let ns: string;
-
-  before(async () => {
-    cp = await sharedControlPlane();
+  // Only the API server decides here: dist/ applied, no operator and no provider. Each test
+  // gets a namespace of its own.
+  const namespaces: string[] = [];
+  const fresh = async () => {
+    const cp = await sharedControlPlane();
     await applyDist(cp);
-    ns = await freshNamespace(cp, 'bpc-rule');
+    const ns = await freshNamespace(cp, 'bpc-rule');
+    namespaces.push(ns);
+    return { cp, ns };
+  };
+
+  after(async () => {
+    if (namespaces.length === 0) return;
+    const cp = await sharedControlPlane();
+    await cp.kubectl(['delete', 'namespace', ...namespaces.splice(0), '--wait=false', '--ignore-not-found']);
   });
 
   it('refuses an http endpoint without insecure: true, with the CEL message', async () => {
-    const res = await cp.kubectl(['apply', '-f', '-'], { input: JSON.stringify(configManifest(ns, 'plain', { endpoint: 'http://storage.example.com' })) });
+    const { cp, ns } = await fresh();
+    const res = await cp.kubectl(['apply', '-f', '-'], {
+      input: JSON.stringify(configManifest(ns, 'plain', { endpoint: 'http://storage.example.com' })),
+    });
     expect(res.code, res.stdout).to.not.equal(0);
     expect(res.stderr).to.include(HTTPS_RULE.message);
     expect(await getJson(cp, 'bpc', 'plain', ns)).to.equal(undefined);
   });
 
   it('refuses insecure: false just the same', async () => {
-    const res = await cp.kubectl(['apply', '-f', '-'], { input: JSON.stringify(configManifest(ns, 'plain', { endpoint: 'http://storage.example.com', insecure: false })) });
+    const { cp, ns } = await fresh();
+    const res = await cp.kubectl(['apply', '-f', '-'], {
+      input: JSON.stringify(configManifest(ns, 'plain', { endpoint: 'http://storage.example.com', insecure: false })),
+    });
     expect(res.code).to.not.equal(0);
     expect(res.stderr).to.include(HTTPS_RULE.message);
   });
 
   it('accepts http with insecure: true, https without it, and kubectl get shows the column', async () => {
+    const { cp, ns } = await fresh();
     await apply(cp, configManifest(ns, 'local', { endpoint: 'http://127.0.0.1:8090', insecure: true }));
     await apply(cp, configManifest(ns, 'tls', { endpoint: 'https://storage.example.com' }));
     // The default is applied by the API server, so the column reads false rather than blank.
@@ -67,7 +76,18 @@ describe('BucketProviderConfig endpoint rule (real API server)', function () {
   });
 
   it('refuses switching an existing https config to http without insecure', async () => {
-    const res = await cp.kubectl(['patch', 'bpc', 'tls', '-n', ns, '--type=merge', '-p', JSON.stringify({ spec: { endpoint: 'http://storage.example.com' } })]);
+    const { cp, ns } = await fresh();
+    await apply(cp, configManifest(ns, 'tls', { endpoint: 'https://storage.example.com' }));
+    const res = await cp.kubectl([
+      'patch',
+      'bpc',
+      'tls',
+      '-n',
+      ns,
+      '--type=merge',
+      '-p',
+      JSON.stringify({ spec: { endpoint: 'http://storage.example.com' } }),
+    ]);
     expect(res.code).to.not.equal(0);
     expect(res.stderr).to.include(HTTPS_RULE.message);
   });
@@ -75,83 +95,93 @@ describe('BucketProviderConfig endpoint rule (real API server)', function () {
 
 describe('BucketProviderConfig safety (operator under its ServiceAccount, real provider process)', function () {
   this.timeout(120_000);
-  let cp: ControlPlane;
-  let provider: ProviderProcess;
-  let operator: OperatorProcess;
-  let ns: string;
-  let tmp: string;
-
-  before(async () => {
-    cp = await sharedControlPlane();
-    await applyDist(cp);
-    tmp = mkdtempSync(join(tmpdir(), 'bucketoperator-provider-config-'));
-    provider = await startProviderProcess({ activationDelayMs: 200 });
-    ns = await freshNamespace(cp, 'bpc-safety');
-    for (const m of providerManifests(ns, provider.url, provider.apiKey)) await apply(cp, m);
-    const kubeconfig = await cp.serviceAccountKubeconfig('bucketoperator-system', 'bucketoperator-controller-manager');
-    operator = await startOperatorProcess({
-      kubeconfig,
-      logFile: join(tmp, 'operator.log'),
-      flags: { 'leader-election-id': 'provider-config-test' },
-    });
+  const stack = useStack(sharedControlPlane, {
+    name: 'bpc-safety',
+    provider: { activationDelayMs: 200 },
+    operator: { flags: { 'leader-election-id': 'provider-config-test' } },
   });
 
-  let failed = false;
-  afterEach(function () {
-    if (this.currentTest?.state === 'failed') failed = true;
-  });
-
-  after(async () => {
-    await operator?.kill('SIGTERM');
-    await provider?.stop();
-    if (failed) console.log(`operator log kept in ${tmp}`);
-    else if (tmp) rmSync(tmp, { recursive: true, force: true });
-  });
-
-  /** Every create the provider answered, whatever the status. */
-  const creates = async () =>
-    Object.entries((await provider.stats()).requests).filter(([k]) => k.startsWith('POST /buckets ')).reduce((n, [, v]) => n + v, 0);
+  /** Every create `provider` answered, whatever the status. */
+  const creates = async (provider: ProviderProcess) =>
+    Object.entries((await provider.stats()).requests)
+      .filter(([k]) => k.startsWith('POST /buckets '))
+      .reduce((n, [, v]) => n + v, 0);
 
   it('refuses a config pointing at the cloud metadata address: the bucket and the config say why', async () => {
-    await apply(cp, configManifest(ns, 'metadata', { endpoint: 'http://169.254.169.254', insecure: true }));
-    await apply(cp, bucketManifest(ns, 'nosy', { providerRef: { name: 'metadata' } }));
-    const b = await waitForObject<BucketJson>(cp, 'sbucket', 'nosy', ns, (x) => condition(x, 'Ready')?.reason === 'InvalidProviderConfig', 'nosy InvalidProviderConfig');
-    expect(condition(b, 'Ready')?.message).to.match(/169\.254\.169\.254 is a cloud metadata address: refused \(--allow-link-local-endpoints allows it\)/);
-    expect(condition(b, 'Ready')?.message).to.not.include(provider.apiKey);
-    const cfg = await waitForObject<ConfigJson>(cp, 'bpc', 'metadata', ns, (c) => condition(c, 'Ready')?.reason === 'InvalidProviderConfig', 'the config InvalidProviderConfig');
+    const t = await stack.tenant();
+    const { cp } = stack;
+    await apply(cp, configManifest(t.ns, 'metadata', { endpoint: 'http://169.254.169.254', insecure: true }));
+    await apply(cp, bucketManifest(t.ns, 'nosy', { providerRef: { name: 'metadata' } }));
+    const b = await waitForObject<BucketJson>(
+      cp,
+      'sbucket',
+      'nosy',
+      t.ns,
+      (x) => condition(x, 'Ready')?.reason === 'InvalidProviderConfig',
+      'nosy InvalidProviderConfig',
+    );
+    expect(condition(b, 'Ready')?.message).to.match(
+      /169\.254\.169\.254 is a cloud metadata address: refused \(--allow-link-local-endpoints allows it\)/,
+    );
+    expect(condition(b, 'Ready')?.message).to.not.include(t.provider.apiKey);
+    const cfg = await waitForObject<ConfigJson>(
+      cp,
+      'bpc',
+      'metadata',
+      t.ns,
+      (c) => condition(c, 'Ready')?.reason === 'InvalidProviderConfig',
+      'the config InvalidProviderConfig',
+    );
     expect(condition(cfg, 'Ready')?.message).to.include('--allow-link-local-endpoints');
-    await kubectlOk(cp, ['delete', 'sbucket', 'nosy', '-n', ns]);
+    await kubectlOk(cp, ['delete', 'sbucket', 'nosy', '-n', t.ns]);
   });
 
   it('creates nothing through a config being deleted, and still deprovisions through it', async () => {
-    await apply(cp, bucketManifest(ns, 'holder'));
-    await kubectlOk(cp, ['wait', '--for=condition=Ready', 'sbucket/holder', '-n', ns, '--timeout=60s']);
+    // A provider of its own: its create count is this test's alone.
+    const t = await stack.tenant({ ownProvider: { activationDelayMs: 200 } });
+    const { cp } = stack;
+    await apply(cp, bucketManifest(t.ns, 'holder'));
+    await kubectlOk(cp, ['wait', '--for=condition=Ready', 'sbucket/holder', '-n', t.ns, '--timeout=60s']);
     // The config controller's live check filters on this selectable field at the server.
-    const users = await kubectlOk(cp, ['get', 'sbucket', '-n', ns, '--field-selector', 'spec.providerRef.name=provider', '-o', 'name']);
+    const users = await kubectlOk(cp, ['get', 'sbucket', '-n', t.ns, '--field-selector', 'spec.providerRef.name=provider', '-o', 'name']);
     expect(users.trim().split('\n')).to.deep.equal(['storagebucket.storage.avalonhosting.example/holder']);
     // The holder keeps the config's in-use finalizer, so the config stays, being deleted.
-    await kubectlOk(cp, ['delete', 'bpc', 'provider', '-n', ns, '--wait=false']);
-    await waitForObject<ConfigJson>(cp, 'bpc', 'provider', ns, (c) => Boolean(c.metadata.deletionTimestamp) && condition(c, 'Ready')?.reason === 'InUse', 'the config held InUse');
-    const before = await creates();
+    await kubectlOk(cp, ['delete', 'bpc', 'provider', '-n', t.ns, '--wait=false']);
+    await waitForObject<ConfigJson>(
+      cp,
+      'bpc',
+      'provider',
+      t.ns,
+      (c) => Boolean(c.metadata.deletionTimestamp) && condition(c, 'Ready')?.reason === 'InUse',
+      'the config held InUse',
+    );
+    const before = await creates(t.provider);
 
-    await apply(cp, bucketManifest(ns, 'newcomer'));
-    const b = await waitForObject<BucketJson>(cp, 'sbucket', 'newcomer', ns, (x) => condition(x, 'Ready')?.reason === 'ProviderConfigDeleting', 'newcomer ProviderConfigDeleting');
+    await apply(cp, bucketManifest(t.ns, 'newcomer'));
+    const b = await waitForObject<BucketJson>(
+      cp,
+      'sbucket',
+      'newcomer',
+      t.ns,
+      (x) => condition(x, 'Ready')?.reason === 'ProviderConfigDeleting',
+      'newcomer ProviderConfigDeleting',
+    );
     expect(condition(b, 'Ready')).to.include({ status: 'False' });
     expect(condition(b, 'Ready')?.message).to.match(/BucketProviderConfig .*\/provider is being deleted/);
     // Terminal: kstatus Stalled, Argo CD Degraded, Flux failed.
     expect(condition(b, 'Stalled')?.status).to.equal('True');
     // Longer than a few reconciles: still nothing created.
     await new Promise((r) => setTimeout(r, 3000));
-    expect(await creates(), 'creates at the provider').to.equal(before);
-    expect((await provider.buckets(ns)).filter((x) => x.tags['kubernetes-name'] === 'newcomer')).to.deep.equal([]);
+    expect(await creates(t.provider), 'creates at the provider').to.equal(before);
+    expect((await t.provider.buckets(t.ns)).filter((x) => x.tags['kubernetes-name'] === 'newcomer')).to.deep.equal([]);
 
     // Nothing was made for the newcomer, so it goes at once; the holder deprovisions through
     // the deleting config, and only then does the config go.
-    await kubectlOk(cp, ['delete', 'sbucket', 'newcomer', '-n', ns, '--wait=false']);
-    await waitForGone(cp, 'sbucket', 'newcomer', ns);
-    await kubectlOk(cp, ['delete', 'sbucket', 'holder', '-n', ns, '--wait=false']);
-    await waitForGone(cp, 'sbucket', 'holder', ns);
-    await waitForGone(cp, 'bpc', 'provider', ns);
-    expect(await provider.buckets(ns)).to.deep.equal([]);
+    await kubectlOk(cp, ['delete', 'sbucket', 'newcomer', '-n', t.ns, '--wait=false']);
+    await waitForGone(cp, 'sbucket', 'newcomer', t.ns);
+    await kubectlOk(cp, ['delete', 'sbucket', 'holder', '-n', t.ns, '--wait=false']);
+    await waitForGone(cp, 'sbucket', 'holder', t.ns);
+    await waitForGone(cp, 'bpc', 'provider', t.ns);
+    expect(await t.provider.buckets(t.ns)).to.deep.equal([]);
   });
 });
