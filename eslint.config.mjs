@@ -24,12 +24,17 @@ export default tseslint.config(
   {
     files: ['operator/runtime/**/*.ts'],
     rules: {
-      'no-restricted-imports': ['error', {
-        patterns: [
-          { group: ['**/bucket/**', '**/bucket', '**/provider-client/**', '**/provider-client', '**/api/v1/**', '**/api/v1'],
-            message: 'operator/runtime is generic machinery: it must not import domain code.' },
-        ],
-      }],
+      'no-restricted-imports': [
+        'error',
+        {
+          patterns: [
+            {
+              group: ['**/bucket/**', '**/bucket', '**/provider-client/**', '**/provider-client', '**/api/v1/**', '**/api/v1'],
+              message: 'operator/runtime is generic machinery: it must not import domain code.',
+            },
+          ],
+        },
+      ],
     },
   },
   {
@@ -37,12 +42,17 @@ export default tseslint.config(
     // so the runtime can move code between its modules without touching the domain.
     files: ['operator/bucket/**/*.ts'],
     rules: {
-      'no-restricted-imports': ['error', {
-        patterns: [
-          { group: ['../runtime/*', '../../runtime/*', '**/operator/runtime/*'],
-            message: "operator/bucket imports the runtime only through its index: import from '../runtime'." },
-        ],
-      }],
+      'no-restricted-imports': [
+        'error',
+        {
+          patterns: [
+            {
+              group: ['../runtime/*', '../../runtime/*', '**/operator/runtime/*'],
+              message: "operator/bucket imports the runtime only through its index: import from '../runtime'.",
+            },
+          ],
+        },
+      ],
     },
   },
   {
@@ -51,13 +61,30 @@ export default tseslint.config(
     // pull the runtime (or the provider client) into infra/ and into generated manifests.
     files: ['operator/api/**/*.ts'],
     rules: {
-      'no-restricted-imports': ['error', {
-        patterns: [
-          { group: ['**/runtime', '**/runtime/**', '**/bucket', '**/bucket/**', '**/provider-client', '**/provider-client/**',
-            '**/infra', '**/infra/**', '**/operator/main*', '**/operator/operator*', '**/provider', '**/provider/**'],
-            message: 'operator/api is the bottom layer: it must not import the runtime, the domain, the provider client or infra.' },
-        ],
-      }],
+      'no-restricted-imports': [
+        'error',
+        {
+          patterns: [
+            {
+              group: [
+                '**/runtime',
+                '**/runtime/**',
+                '**/bucket',
+                '**/bucket/**',
+                '**/provider-client',
+                '**/provider-client/**',
+                '**/infra',
+                '**/infra/**',
+                '**/operator/main*',
+                '**/operator/operator*',
+                '**/provider',
+                '**/provider/**',
+              ],
+              message: 'operator/api is the bottom layer: it must not import the runtime, the domain, the provider client or infra.',
+            },
+          ],
+        },
+      ],
     },
   },
   {
@@ -65,24 +92,49 @@ export default tseslint.config(
     // runs without it (a devDependency). Its types cost nothing and stay allowed.
     files: ['operator/**/*.ts', 'provider/**/*.ts'],
     rules: {
-      '@typescript-eslint/no-restricted-imports': ['error', {
-        paths: [{ name: '@kubernetes/client-node', allowTypeImports: true,
-          message: 'Only `import type` from @kubernetes/client-node at run time: use operator/runtime (KubeClient, loadRestConfig).' }],
-        patterns: [{ group: ['@kubernetes/client-node/*'], allowTypeImports: true,
-          message: 'Only `import type` from @kubernetes/client-node at run time: use operator/runtime (KubeClient, loadRestConfig).' }],
-      }],
+      '@typescript-eslint/no-restricted-imports': [
+        'error',
+        {
+          paths: [
+            {
+              name: '@kubernetes/client-node',
+              allowTypeImports: true,
+              message: 'Only `import type` from @kubernetes/client-node at run time: use operator/runtime (KubeClient, loadRestConfig).',
+            },
+          ],
+          patterns: [
+            {
+              group: ['@kubernetes/client-node/*'],
+              allowTypeImports: true,
+              message: 'Only `import type` from @kubernetes/client-node at run time: use operator/runtime (KubeClient, loadRestConfig).',
+            },
+          ],
+        },
+      ],
     },
   },
   {
     files: ['infra/**/*.ts'],
     rules: {
-      'no-restricted-imports': ['error', {
-        patterns: [
-          { group: ['**/operator/runtime/**', '**/operator/bucket/**', '**/operator/provider-client/**', '**/operator/main*',
-            '!**/operator/runtime/rbac', '!**/operator/bucket/rbac', '!**/operator/bucket/names'],
-            message: 'infra/ imports only operator/api/ (and RBAC rule declarations and owned-object names).' },
-        ],
-      }],
+      'no-restricted-imports': [
+        'error',
+        {
+          patterns: [
+            {
+              group: [
+                '**/operator/runtime/**',
+                '**/operator/bucket/**',
+                '**/operator/provider-client/**',
+                '**/operator/main*',
+                '!**/operator/runtime/rbac',
+                '!**/operator/bucket/rbac',
+                '!**/operator/bucket/names',
+              ],
+              message: 'infra/ imports only operator/api/ (and RBAC rule declarations and owned-object names).',
+            },
+          ],
+        },
+      ],
     },
   },
   {

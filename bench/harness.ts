@@ -104,17 +104,23 @@ export class Bench {
    */
   async waitAllReady(ns: string, n: number, since: number, timeoutMs: number, intervalMs = n >= 2000 ? 2000 : 250): Promise<number> {
     await eventually(async () => (await this.count(ns)).ready === n, {
-      description: `${n} buckets Ready in ${ns}`, timeoutMs, intervalMs,
+      description: `${n} buckets Ready in ${ns}`,
+      timeoutMs,
+      intervalMs,
     });
     return Date.now() - since;
   }
 
   /** Creates `n` Opaque Secrets of `sizeKiB` each, unrelated to the operator, 20 in flight. */
   async createSecrets(ns: string, n: number, sizeKiB: number): Promise<void> {
-    const payload = Buffer.alloc(sizeKiB * 1024, 'x').toString('base64').slice(0, sizeKiB * 1024);
+    const payload = Buffer.alloc(sizeKiB * 1024, 'x')
+      .toString('base64')
+      .slice(0, sizeKiB * 1024);
     await inFlight(n, 20, async (i) => {
       await this.admin.create(SECRET, {
-        apiVersion: 'v1', kind: 'Secret', type: 'Opaque',
+        apiVersion: 'v1',
+        kind: 'Secret',
+        type: 'Opaque',
         metadata: { name: `release-${String(i).padStart(5, '0')}`, namespace: ns, labels: { owner: 'helm' } },
         data: { release: payload },
       });
@@ -131,7 +137,9 @@ export class Bench {
     const t0 = Date.now();
     await this.cp.kubectl(['delete', 'sbucket', '--all', '-n', ns, '--wait=false']);
     await eventually(async () => (await this.count(ns)).total === 0, {
-      description: `buckets in ${ns} to be gone`, timeoutMs, intervalMs: 250,
+      description: `buckets in ${ns} to be gone`,
+      timeoutMs,
+      intervalMs: 250,
     });
     return Date.now() - t0;
   }

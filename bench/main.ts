@@ -29,7 +29,11 @@ const { values } = parseArgs({
     'delete-up-to': { type: 'string', default: '2000' },
   },
 });
-const list = (s: string) => s.split(',').map((x) => Number(x.trim())).filter((x) => Number.isInteger(x) && x > 0);
+const list = (s: string) =>
+  s
+    .split(',')
+    .map((x) => Number(x.trim()))
+    .filter((x) => Number.isInteger(x) && x > 0);
 const scenarios = new Set(values.scenarios.split(',').map((x) => x.trim()));
 const providerDelayMs = Number(values['provider-delay-ms']);
 const settings: ScenarioSettings = {
@@ -41,7 +45,11 @@ const settings: ScenarioSettings = {
   deleteUpTo: Number(values['delete-up-to']),
 };
 
-interface Row { readonly scenario: string; readonly n: number; readonly figures: Figures }
+interface Row {
+  readonly scenario: string;
+  readonly n: number;
+  readonly figures: Figures;
+}
 
 async function main(): Promise<void> {
   const started = new Date();
@@ -49,17 +57,25 @@ async function main(): Promise<void> {
   const rows: Row[] = [];
   const bench = await Bench.start(providerDelayMs);
   try {
-    if (scenarios.has('bulk')) for (const n of list(values.sizes)) rows.push({ scenario: 'bulk create', n, figures: await bulkCreate(bench, n, settings) });
-    if (scenarios.has('backlog')) for (const n of list(values['backlog-sizes'])) rows.push({ scenario: 'backlog', n, figures: await backlog(bench, n, settings) });
+    if (scenarios.has('bulk'))
+      for (const n of list(values.sizes)) rows.push({ scenario: 'bulk create', n, figures: await bulkCreate(bench, n, settings) });
+    if (scenarios.has('backlog'))
+      for (const n of list(values['backlog-sizes'])) rows.push({ scenario: 'backlog', n, figures: await backlog(bench, n, settings) });
     if (scenarios.has('secrets')) {
       const count = Number(values['unrelated-secrets']);
-      rows.push({ scenario: 'unrelated secrets', n: 0, figures: await unrelatedSecrets(bench, count, Number(values['unrelated-secret-kib']), settings) });
+      rows.push({
+        scenario: 'unrelated secrets',
+        n: 0,
+        figures: await unrelatedSecrets(bench, count, Number(values['unrelated-secret-kib']), settings),
+      });
     }
   } finally {
     await bench.stop();
   }
   const machine = `${cpus().length} x ${cpus()[0]?.model ?? 'cpu'}, ${Math.round(totalmem() / 2 ** 30)} GiB, Node ${process.version}`;
-  console.log(`\nmachine: ${machine}; provider delay ${providerDelayMs} ms; workers ${settings.workers}; converge provider qps ${settings.convergeProviderQps}`);
+  console.log(
+    `\nmachine: ${machine}; provider delay ${providerDelayMs} ms; workers ${settings.workers}; converge provider qps ${settings.convergeProviderQps}`,
+  );
   for (const row of rows) {
     console.log(`\n${row.scenario} n=${row.n}`);
     for (const [k, v] of Object.entries(row.figures)) console.log(`  ${k.padEnd(40)} ${v}`);
@@ -71,6 +87,6 @@ async function main(): Promise<void> {
 }
 
 main().catch((err: unknown) => {
-  console.error(err instanceof Error ? err.stack ?? err.message : err);
+  console.error(err instanceof Error ? (err.stack ?? err.message) : err);
   process.exitCode = 1;
 });

@@ -25,7 +25,9 @@ export function parsePrometheus(text: string): Sample[] {
 /** Sum of the samples of `name` whose labels include `match`. */
 export function sum(samples: readonly Sample[], name: string, match: Record<string, string | RegExp> = {}): number {
   return samples
-    .filter((s) => s.name === name && Object.entries(match).every(([k, v]) => (typeof v === 'string' ? s.labels[k] === v : v.test(s.labels[k] ?? ''))))
+    .filter(
+      (s) => s.name === name && Object.entries(match).every(([k, v]) => (typeof v === 'string' ? s.labels[k] === v : v.test(s.labels[k] ?? ''))),
+    )
     .reduce((a, s) => a + s.value, 0);
 }
 

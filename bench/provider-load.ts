@@ -109,12 +109,14 @@ async function main(): Promise<void> {
     const body = JSON.stringify({ region: 'us-east-1', sizeGB: 10, tags: { bench: 'yes' } });
 
     process.stdout.write(`provider ${url}, concurrency ${CONCURRENCY}, keep-alive, access logs on (info)\n`);
-    const createOp = (prefix: string) => async (i: number): Promise<boolean> => {
-      const res = await send(agent, url, 'POST', '/buckets', { ...json, 'idempotency-key': `${prefix}-${i}` }, body);
-      if (res.status !== 201) return false;
-      ids.push((JSON.parse(res.body) as { id: string }).id);
-      return true;
-    };
+    const createOp =
+      (prefix: string) =>
+      async (i: number): Promise<boolean> => {
+        const res = await send(agent, url, 'POST', '/buckets', { ...json, 'idempotency-key': `${prefix}-${i}` }, body);
+        if (res.status !== 201) return false;
+        ids.push((JSON.parse(res.body) as { id: string }).id);
+        return true;
+      };
     print(await phase('warmup', WARMUP, createOp('warmup')));
     print(await phase('create', CREATES, createOp('bench')));
     const gets = await phase('get', GETS, async (i) => {

@@ -6,13 +6,7 @@
 import { App, Chart, Duration, type ChartProps } from 'cdk8s';
 import { k8s } from 'cdk8s-plus-28';
 import type { Construct } from 'constructs';
-import {
-  BucketOperator,
-  BucketProviderConfig,
-  connectionSecretName,
-  StorageBucket,
-  StorageBucketSpecDeletionPolicy,
-} from 'bucketoperator';
+import { BucketOperator, BucketProviderConfig, connectionSecretName, StorageBucket, StorageBucketSpecDeletionPolicy } from 'bucketoperator';
 
 /** Properties of {@link BucketsChart}. */
 export interface BucketsChartProps extends ChartProps {

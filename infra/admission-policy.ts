@@ -57,8 +57,10 @@ const LABEL = `${MANAGED_BY_LABEL}=${MANAGED_BY_VALUE}`;
 
 /** True when `obj` (object or oldObject) carries the managed-by label; false when it is null. */
 function labelled(obj: 'object' | 'oldObject'): string {
-  return `${obj} != null && has(${obj}.metadata.labels) && ${cel(MANAGED_BY_LABEL)} in ${obj}.metadata.labels && ` +
-    `${obj}.metadata.labels[${cel(MANAGED_BY_LABEL)}] == ${cel(MANAGED_BY_VALUE)}`;
+  return (
+    `${obj} != null && has(${obj}.metadata.labels) && ${cel(MANAGED_BY_LABEL)} in ${obj}.metadata.labels && ` +
+    `${obj}.metadata.labels[${cel(MANAGED_BY_LABEL)}] == ${cel(MANAGED_BY_VALUE)}`
+  );
 }
 
 /** `path` (below object/oldObject) is absent on both or equal on both. */
@@ -168,15 +170,17 @@ export class OperatorAdmissionPolicy extends Construct {
         // An expression that cannot be evaluated refuses the write rather than waving it through.
         failurePolicy: 'Fail',
         matchConstraints: {
-          resourceRules: [{
-            apiGroups: [''],
-            apiVersions: ['v1'],
-            resources: ['secrets', 'services'],
-            operations: ['CREATE', 'UPDATE', 'DELETE'],
-            // The server's default is '*'; stated, so that re-applying dist/ changes nothing
-            // (kubectl replaces the whole list whenever an item differs from the live one).
-            scope: 'Namespaced',
-          }],
+          resourceRules: [
+            {
+              apiGroups: [''],
+              apiVersions: ['v1'],
+              resources: ['secrets', 'services'],
+              operations: ['CREATE', 'UPDATE', 'DELETE'],
+              // The server's default is '*'; stated, so that re-applying dist/ changes nothing
+              // (kubectl replaces the whole list whenever an item differs from the live one).
+              scope: 'Namespaced',
+            },
+          ],
         },
         // Evaluated before anything else: requests of every other user skip the policy.
         matchConditions: [{ name: 'is-bucket-operator', expression: `request.userInfo.username == ${cel(this.username)}` }],

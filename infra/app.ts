@@ -56,7 +56,10 @@ export function synthDist(opts: SynthDistOptions): string[] {
     if (!part) continue;
     const file = `${id}.yaml`;
     // Yaml.save is what App.synth uses per chart, so the bytes match a cdk8s rendering.
-    Yaml.save(join(opts.outdir, file), objectsOf(part).map((o) => o.toJson() as unknown));
+    Yaml.save(
+      join(opts.outdir, file),
+      objectsOf(part).map((o) => o.toJson() as unknown),
+    );
     files.push(file);
   }
   // Named `Kustomization` (no extension), a name kustomize accepts, so that `kubectl apply -f

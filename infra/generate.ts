@@ -33,8 +33,15 @@ export function generate(root: string): { distDir: string; importsDir: string } 
   const cli = join(REPO_ROOT, 'node_modules', '.bin', 'cdk8s');
   execFileSync(
     cli,
-    ['import', '--no-check-upgrade', '--language', 'typescript', '--output', importsDir,
-      `${IMPORT_PREFIX}:=${join(distDir, `${CHART_IDS[0]}.yaml`)}`],
+    [
+      'import',
+      '--no-check-upgrade',
+      '--language',
+      'typescript',
+      '--output',
+      importsDir,
+      `${IMPORT_PREFIX}:=${join(distDir, `${CHART_IDS[0]}.yaml`)}`,
+    ],
     { cwd: root, stdio: ['ignore', 'ignore', 'inherit'] },
   );
   return { distDir, importsDir };

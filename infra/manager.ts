@@ -181,7 +181,10 @@ export class OperatorManager extends Construct {
       spec: {
         replicas,
         selector: { matchLabels: { ...MANAGER_SELECTOR } },
-        strategy: { type: 'RollingUpdate', rollingUpdate: { maxUnavailable: k8s.IntOrString.fromNumber(0), maxSurge: k8s.IntOrString.fromNumber(1) } },
+        strategy: {
+          type: 'RollingUpdate',
+          rollingUpdate: { maxUnavailable: k8s.IntOrString.fromNumber(0), maxSurge: k8s.IntOrString.fromNumber(1) },
+        },
         template: {
           metadata: { labels: { ...props.podLabels, ...labels }, annotations: { 'kubectl.kubernetes.io/default-container': 'manager' } },
           spec: {

@@ -57,46 +57,53 @@ export function operatorRuleGroups(props: OperatorAlertsProps = {}): RuleGroup[]
     labels: { severity },
     annotations: { summary, description },
   });
-  return [{
-    name: 'bucketoperator',
-    rules: [
-      rule(
-        'BucketOperatorReconcileErrors',
-        `sum by (controller) (rate(${RuntimeMetric.reconcileErrors}{${sel}}[5m]))\n/ sum by (controller) (rate(${RuntimeMetric.reconcileTotal}{${sel}}[5m])) > ${ratio}`,
-        '15m', 'warning',
-        'BucketOperator reconciles keep failing',
-        `More than ${ratio * 100}% of {{ $labels.controller }} reconciles failed for 15 minutes; see the operator's logs and the Synced condition of its objects.`,
-      ),
-      rule(
-        'BucketOperatorBucketsNotReady',
-        `sum by (namespace) (${BucketMetric.bucketsExist}{${sel}})\n- sum by (namespace) (${BucketMetric.bucketsReady}{${sel}}) > 0`,
-        '15m', 'warning',
-        'StorageBuckets are not Ready',
-        'Some StorageBuckets in namespace {{ $labels.namespace }} have not been Ready for 15 minutes: kubectl get sbucket -n {{ $labels.namespace }}.',
-      ),
-      rule(
-        'BucketOperatorProviderSlow',
-        `histogram_quantile(0.99, sum by (le, operation) (rate(${BucketMetric.providerCallDuration}_bucket{${sel}}[5m]))) > ${p99}`,
-        '15m', 'warning',
-        'The storage provider answers slowly',
-        `The p99 latency of provider {{ $labels.operation }} calls has been above ${p99}s for 15 minutes.`,
-      ),
-      rule(
-        'BucketOperatorWorkqueueGrowing',
-        `deriv(${RuntimeMetric.workqueueDepth}{${sel}}[15m]) > 0 and ${RuntimeMetric.workqueueDepth}{${sel}} > ${depth}`,
-        '15m', 'warning',
-        'BucketOperator falls behind',
-        `Workqueue {{ $labels.name }} has held more than ${depth} items and kept growing for 15 minutes: the operator cannot keep up (provider rate limit, API server, CPU).`,
-      ),
-      rule(
-        'BucketOperatorNoLeader',
-        `max by (name) (${RuntimeMetric.leaderStatus}{${sel}}) < 1\nor absent(${RuntimeMetric.leaderStatus}{${sel}})`,
-        '5m', 'critical',
-        'No BucketOperator replica leads',
-        'No replica has held the leader lease for 5 minutes (or none reports at all), so no StorageBucket is being reconciled.',
-      ),
-    ],
-  }];
+  return [
+    {
+      name: 'bucketoperator',
+      rules: [
+        rule(
+          'BucketOperatorReconcileErrors',
+          `sum by (controller) (rate(${RuntimeMetric.reconcileErrors}{${sel}}[5m]))\n/ sum by (controller) (rate(${RuntimeMetric.reconcileTotal}{${sel}}[5m])) > ${ratio}`,
+          '15m',
+          'warning',
+          'BucketOperator reconciles keep failing',
+          `More than ${ratio * 100}% of {{ $labels.controller }} reconciles failed for 15 minutes; see the operator's logs and the Synced condition of its objects.`,
+        ),
+        rule(
+          'BucketOperatorBucketsNotReady',
+          `sum by (namespace) (${BucketMetric.bucketsExist}{${sel}})\n- sum by (namespace) (${BucketMetric.bucketsReady}{${sel}}) > 0`,
+          '15m',
+          'warning',
+          'StorageBuckets are not Ready',
+          'Some StorageBuckets in namespace {{ $labels.namespace }} have not been Ready for 15 minutes: kubectl get sbucket -n {{ $labels.namespace }}.',
+        ),
+        rule(
+          'BucketOperatorProviderSlow',
+          `histogram_quantile(0.99, sum by (le, operation) (rate(${BucketMetric.providerCallDuration}_bucket{${sel}}[5m]))) > ${p99}`,
+          '15m',
+          'warning',
+          'The storage provider answers slowly',
+          `The p99 latency of provider {{ $labels.operation }} calls has been above ${p99}s for 15 minutes.`,
+        ),
+        rule(
+          'BucketOperatorWorkqueueGrowing',
+          `deriv(${RuntimeMetric.workqueueDepth}{${sel}}[15m]) > 0 and ${RuntimeMetric.workqueueDepth}{${sel}} > ${depth}`,
+          '15m',
+          'warning',
+          'BucketOperator falls behind',
+          `Workqueue {{ $labels.name }} has held more than ${depth} items and kept growing for 15 minutes: the operator cannot keep up (provider rate limit, API server, CPU).`,
+        ),
+        rule(
+          'BucketOperatorNoLeader',
+          `max by (name) (${RuntimeMetric.leaderStatus}{${sel}}) < 1\nor absent(${RuntimeMetric.leaderStatus}{${sel}})`,
+          '5m',
+          'critical',
+          'No BucketOperator replica leads',
+          'No replica has held the leader lease for 5 minutes (or none reports at all), so no StorageBucket is being reconciled.',
+        ),
+      ],
+    },
+  ];
 }
 
 /** A `monitoring.coreos.com/v1` PrometheusRule holding {@link operatorRuleGroups}. */

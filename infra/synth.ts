@@ -10,7 +10,10 @@ import { generate, REPO_ROOT } from './generate';
 const tmp = mkdtempSync(join(tmpdir(), 'bucketoperator-synth-'));
 try {
   const { distDir, importsDir } = generate(tmp);
-  for (const [from, to] of [[distDir, 'dist'], [importsDir, 'imports']] as const) {
+  for (const [from, to] of [
+    [distDir, 'dist'],
+    [importsDir, 'imports'],
+  ] as const) {
     rmSync(join(REPO_ROOT, to), { recursive: true, force: true });
     cpSync(from, join(REPO_ROOT, to), { recursive: true });
   }

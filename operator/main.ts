@@ -68,7 +68,9 @@ function logFormat(value: string | undefined): 'json' | 'pretty' {
   try {
     require.resolve('pino-pretty');
   } catch {
-    throw new Error('--log-format pretty: pino-pretty is not installed (it is a development dependency, not part of the image); use --log-format json');
+    throw new Error(
+      '--log-format pretty: pino-pretty is not installed (it is a development dependency, not part of the image); use --log-format json',
+    );
   }
   return 'pretty';
 }

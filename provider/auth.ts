@@ -19,7 +19,10 @@ export class BearerAuth {
    * @param secrets accepted tokens; must not be empty.
    * @param realm what the tokens guard, used only in messages (e.g. "API key").
    */
-  constructor(secrets: readonly string[], private readonly realm: string) {
+  constructor(
+    secrets: readonly string[],
+    private readonly realm: string,
+  ) {
     if (secrets.length === 0) throw new Error(`at least one ${realm} is required`);
     if (secrets.some((s) => s.length === 0)) throw new Error(`an empty ${realm} is not allowed`);
     this.digests = secrets.map(digest);

@@ -97,8 +97,7 @@ export async function readJsonBody(req: IncomingMessage, maxBytes: number): Prom
   if (!isJsonContentType(req.headers['content-type'])) {
     throw new HttpError(415, ErrorCode.UnsupportedMediaType, 'Content-Type must be application/json');
   }
-  const tooLarge = (): HttpError =>
-    new HttpError(413, ErrorCode.PayloadTooLarge, `request body exceeds ${maxBytes} bytes`);
+  const tooLarge = (): HttpError => new HttpError(413, ErrorCode.PayloadTooLarge, `request body exceeds ${maxBytes} bytes`);
   const declared = Number(req.headers['content-length']);
   if (Number.isFinite(declared) && declared > maxBytes) throw tooLarge();
 

@@ -33,12 +33,7 @@ function isBucketRecord(value: unknown): value is BucketRecord {
 }
 
 function isIdempotencyRecord(value: unknown): value is IdempotencyRecord {
-  return (
-    isObject(value) &&
-    typeof value.key === 'string' &&
-    typeof value.bucketId === 'string' &&
-    typeof value.fingerprint === 'string'
-  );
+  return isObject(value) && typeof value.key === 'string' && typeof value.bucketId === 'string' && typeof value.fingerprint === 'string';
 }
 
 /** Checks the shape of a parsed data file; a file this code did not write is refused. */

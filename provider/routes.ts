@@ -8,13 +8,7 @@ import { bucketNotFound, type BucketStore } from './store';
 import { parseFaultSettings, type FaultController } from './faults';
 import type { RequestStats } from './stats';
 import type { RevokeResult } from './types';
-import {
-  parseAdminPatch,
-  parseCreate,
-  parseIdempotencyKey,
-  parseListQuery,
-  parseUpdate,
-} from './validation';
+import { parseAdminPatch, parseCreate, parseIdempotencyKey, parseListQuery, parseUpdate } from './validation';
 
 /** What the handlers need. */
 export interface RouteDeps {

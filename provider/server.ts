@@ -120,10 +120,7 @@ async function handle(p: Pipeline, req: IncomingMessage, res: ServerResponse): P
     status = writeReply(res, reply);
   }
   p.stats.record(method, route, status);
-  p.logger.info(
-    { reqId, method, path: url.pathname, status, durationMs: Math.round((performance.now() - started) * 100) / 100 },
-    'request',
-  );
+  p.logger.info({ reqId, method, path: url.pathname, status, durationMs: Math.round((performance.now() - started) * 100) / 100 }, 'request');
 }
 
 /**

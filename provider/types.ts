@@ -249,13 +249,7 @@ export interface ProviderHandle {
 }
 
 /** Regions accepted when none are configured. */
-export const DEFAULT_REGIONS: readonly string[] = [
-  'us-east-1',
-  'us-west-2',
-  'eu-west-1',
-  'eu-central-1',
-  'ap-southeast-1',
-];
+export const DEFAULT_REGIONS: readonly string[] = ['us-east-1', 'us-west-2', 'eu-west-1', 'eu-central-1', 'ap-southeast-1'];
 
 /** Smallest and largest accepted `sizeGB`. */
 export const SIZE_GB_MIN = 1;

@@ -6,7 +6,18 @@
 import type { V1Secret } from '@kubernetes/client-node';
 import type { BucketProviderConfig, BucketProviderConfigStatus, StorageBucket } from '../api/v1';
 import { CONFIG_IN_USE_FINALIZER, DEFAULT_SECRET_KEY } from '../api/v1';
-import { conditionsEqual, done, setCondition, type Action, type Cache, type Condition, type NamedCache, type ReconcileContext, type Reconciler, type Request } from '../runtime';
+import {
+  conditionsEqual,
+  done,
+  setCondition,
+  type Action,
+  type Cache,
+  type Condition,
+  type NamedCache,
+  type ReconcileContext,
+  type Reconciler,
+  type Request,
+} from '../runtime';
 import { endpointProblem } from './connect';
 import { BUCKETS_BY_CONFIG } from './indexes';
 import { PROVIDER_CONFIG } from './kinds';
@@ -77,7 +88,8 @@ export class ConfigReconciler implements Reconciler {
   }
 
   private async secretReadiness(
-    config: BucketProviderConfig, signal: AbortSignal,
+    config: BucketProviderConfig,
+    signal: AbortSignal,
   ): Promise<{ status: 'True' | 'False'; reason: string; message: string }> {
     // An endpoint the operator refuses is reported first: it needs the config edited, whatever
     // the Secret holds.
@@ -106,7 +118,11 @@ export class ConfigReconciler implements Reconciler {
   ): Promise<void> {
     const prev = config.status ?? {};
     const generation = config.metadata.generation;
-    const conditions = setCondition(prev.conditions as Condition[] | undefined, { type: ConditionType.Ready, ...ready, observedGeneration: generation }, this.now());
+    const conditions = setCondition(
+      prev.conditions as Condition[] | undefined,
+      { type: ConditionType.Ready, ...ready, observedGeneration: generation },
+      this.now(),
+    );
     const next: BucketProviderConfigStatus = { bucketCount, conditions, ...(generation !== undefined ? { observedGeneration: generation } : {}) };
     const same =
       prev.bucketCount === next.bucketCount &&

@@ -32,15 +32,13 @@ export function bucketsForConfig(buckets: Cache<StorageBucket>) {
 
 /** Maps a Secret to the configs that read it. */
 export function configsForSecret(configs: Cache<BucketProviderConfig>) {
-  return (s: V1Secret): ObjectKey[] =>
-    configs.byIndex(CONFIGS_BY_SECRET, `${s.metadata?.namespace ?? ''}/${s.metadata?.name ?? ''}`).map(keyOf);
+  return (s: V1Secret): ObjectKey[] => configs.byIndex(CONFIGS_BY_SECRET, `${s.metadata?.namespace ?? ''}/${s.metadata?.name ?? ''}`).map(keyOf);
 }
 
 /** Maps a Secret to the buckets whose config reads it (for credential rotation). */
 export function bucketsForSecret(configs: Cache<BucketProviderConfig>, buckets: Cache<StorageBucket>) {
   const toConfigs = configsForSecret(configs);
-  return (s: V1Secret): ObjectKey[] =>
-    toConfigs(s).flatMap((k) => buckets.byIndex(BUCKETS_BY_CONFIG, `${k.namespace}/${k.name}`).map(keyOf));
+  return (s: V1Secret): ObjectKey[] => toConfigs(s).flatMap((k) => buckets.byIndex(BUCKETS_BY_CONFIG, `${k.namespace}/${k.name}`).map(keyOf));
 }
 
 /** Maps a bucket to its config (so the config's usage count and finalizer follow). */

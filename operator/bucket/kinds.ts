@@ -4,12 +4,20 @@ import { BucketProviderConfigDefinition, GROUP, StorageBucketDefinition, VERSION
 
 /** storagebuckets.storage.avalonhosting.example/v1 */
 export const STORAGE_BUCKET: ResourceKind = {
-  group: GROUP, version: VERSION, kind: StorageBucketDefinition.kind, plural: StorageBucketDefinition.plural, namespaced: true,
+  group: GROUP,
+  version: VERSION,
+  kind: StorageBucketDefinition.kind,
+  plural: StorageBucketDefinition.plural,
+  namespaced: true,
 };
 
 /** bucketproviderconfigs.storage.avalonhosting.example/v1 */
 export const PROVIDER_CONFIG: ResourceKind = {
-  group: GROUP, version: VERSION, kind: BucketProviderConfigDefinition.kind, plural: BucketProviderConfigDefinition.plural, namespaced: true,
+  group: GROUP,
+  version: VERSION,
+  kind: BucketProviderConfigDefinition.kind,
+  plural: BucketProviderConfigDefinition.plural,
+  namespaced: true,
 };
 
 /** core/v1 Secret */

@@ -4,7 +4,18 @@
  * lost update; so do status patches, which are diffs against the object as read.
  */
 import { PROVIDER_REF_FIELD, type StorageBucket } from '../api/v1';
-import { addFinalizer, ApiError, applyObject, isNotFound, patchStatus, removeFinalizer, type KubeClient, type KubeObject, type ObjectKey, type ResourceKind } from '../runtime';
+import {
+  addFinalizer,
+  ApiError,
+  applyObject,
+  isNotFound,
+  patchStatus,
+  removeFinalizer,
+  type KubeClient,
+  type KubeObject,
+  type ObjectKey,
+  type ResourceKind,
+} from '../runtime';
 import { STORAGE_BUCKET } from './kinds';
 import type { ObjectWriter } from './writer';
 
@@ -20,7 +31,11 @@ export function kubeWriter(client: KubeClient, fieldManager: string): ObjectWrit
         if (!isNotFound(err)) throw err;
       }
     },
-    patchMetadata: <T extends KubeObject>(kind: ResourceKind, obj: T, change: { finalizers?: readonly string[]; annotations?: Readonly<Record<string, string>> }) =>
+    patchMetadata: <T extends KubeObject>(
+      kind: ResourceKind,
+      obj: T,
+      change: { finalizers?: readonly string[]; annotations?: Readonly<Record<string, string>> },
+    ) =>
       client.patch<T>(
         kind,
         obj.metadata?.namespace ?? '',

@@ -85,13 +85,13 @@ export class BucketLifecycleMetrics implements DriftMetrics {
     const registers = [opts.registry];
     this.firstReady = new Histogram({
       name: BucketMetric.firstTimeToReady,
-      help: 'Seconds from a StorageBucket\'s creation until it was first observed Ready',
+      help: "Seconds from a StorageBucket's creation until it was first observed Ready",
       buckets: DURATION_BUCKETS,
       registers,
     });
     this.deletion = new Histogram({
       name: BucketMetric.deletion,
-      help: 'Seconds from a StorageBucket\'s deletionTimestamp until it was removed',
+      help: "Seconds from a StorageBucket's deletionTimestamp until it was removed",
       buckets: DURATION_BUCKETS,
       registers,
     });
@@ -121,8 +121,11 @@ export class BucketLifecycleMetrics implements DriftMetrics {
         },
       });
     gauge(BucketMetric.bucketsExist, 'StorageBuckets that exist, per namespace', () => true);
-    gauge(BucketMetric.bucketsReady, 'StorageBuckets Ready at their current generation, per namespace',
-      (b) => isReady(b) && b.status?.observedGeneration === b.metadata.generation);
+    gauge(
+      BucketMetric.bucketsReady,
+      'StorageBuckets Ready at their current generation, per namespace',
+      (b) => isReady(b) && b.status?.observedGeneration === b.metadata.generation,
+    );
     gauge(BucketMetric.bucketsSynced, 'StorageBuckets whose last reconcile succeeded, per namespace', isSynced);
 
     opts.informer.addEventHandler({

@@ -41,7 +41,11 @@ export class OwnedObjects {
    * which also labels one made before the label existed.
    */
   private async ensureOne<L extends KubeObject>(
-    bucket: StorageBucket, kind: ResourceKind, desired: KubeObject, cache: Cache<L>, needsApply: (live: L) => boolean,
+    bucket: StorageBucket,
+    kind: ResourceKind,
+    desired: KubeObject,
+    cache: Cache<L>,
+    needsApply: (live: L) => boolean,
   ): Promise<void> {
     const key = keyOf(desired);
     let live = cache.get(key);

@@ -10,7 +10,14 @@
  */
 import type { StorageBucket } from '../api/v1';
 import {
-  ADOPT_ANNOTATION, BUCKET_FINALIZER, IDEMPOTENCY_KEY_ANNOTATION, PAUSED_ANNOTATION, RECONCILE_REQUESTED_ANNOTATION, StorageBucketSpec, formatFieldErrors, validate,
+  ADOPT_ANNOTATION,
+  BUCKET_FINALIZER,
+  IDEMPOTENCY_KEY_ANNOTATION,
+  PAUSED_ANNOTATION,
+  RECONCILE_REQUESTED_ANNOTATION,
+  StorageBucketSpec,
+  formatFieldErrors,
+  validate,
 } from '../api/v1';
 import type { ProviderBucket, UpdateBucketRequest } from '../provider-client';
 import { findCondition, type Condition } from '../runtime';
@@ -25,8 +32,7 @@ import { missingTags, NAME_TAG, NAMESPACE_TAG } from './tags';
  *   deleted (HTTP 410): the key can never create again.
  */
 export type Observation =
-  | { readonly exists: false; readonly foreignKey?: boolean; readonly keySpent?: boolean }
-  | { readonly exists: true; readonly bucket: ProviderBucket };
+  { readonly exists: false; readonly foreignKey?: boolean; readonly keySpent?: boolean } | { readonly exists: true; readonly bucket: ProviderBucket };
 
 /** Why connecting failed; the reasons `connect` reports (see connect.ts). */
 export interface ConnectFailure {
@@ -46,10 +52,7 @@ export interface DecisionFacts {
 
 /** Conditions that only a person can clear. */
 export type BlockedReason =
-  | typeof Reason.InvalidSpec
-  | typeof Reason.AdoptTargetNotFound
-  | typeof Reason.ProviderChanged
-  | typeof Reason.BucketOwnedElsewhere;
+  typeof Reason.InvalidSpec | typeof Reason.AdoptTargetNotFound | typeof Reason.ProviderChanged | typeof Reason.BucketOwnedElsewhere;
 
 /** The next step; exactly one is executed per decision. */
 export type Step =
@@ -79,7 +82,14 @@ export type Step =
    * drift. `grows`: the size goes up (the provider resizes). `adopting`: first write of an
    * adopted bucket.
    */
-  | { readonly type: 'update'; readonly id: string; readonly patch: UpdateBucketRequest; readonly requested: boolean; readonly grows: boolean; readonly adopting: boolean }
+  | {
+      readonly type: 'update';
+      readonly id: string;
+      readonly patch: UpdateBucketRequest;
+      readonly requested: boolean;
+      readonly grows: boolean;
+      readonly adopting: boolean;
+    }
   /**
    * DELETE `id`; a 404 means it is gone. `ifGone: 'lookUpKey'` when a bucket made with the
    * current idempotency key may exist besides `id` (the key was rotated after `id` vanished and
@@ -201,7 +211,8 @@ function preplan(bucket: StorageBucket, endpoint: string, driftReported: boolean
   if (bucket.metadata.deletionTimestamp) {
     const adopted = Boolean(bucket.metadata.annotations?.[ADOPT_ANNOTATION]);
     const moved = status.providerEndpoint !== undefined && status.providerEndpoint !== endpoint;
-    if (status.id && !moved && !adopted) return { type: 'delete', id: status.id, ifGone: key && key !== status.idempotencyKey ? 'lookUpKey' : 'release' };
+    if (status.id && !moved && !adopted)
+      return { type: 'delete', id: status.id, ifGone: key && key !== status.idempotencyKey ? 'lookUpKey' : 'release' };
     // Nothing was ever sent without a key, and an adoption never recorded changed nothing.
     if (!status.id && !key) return { type: 'removeFinalizer', why: 'gone' };
     return { type: 'observe', fence: true };
@@ -258,7 +269,11 @@ function plan(bucket: StorageBucket, obs: Observation, endpoint: string): Step {
     if (obs.keySpent) return { type: 'rotateKey', reason: 'spent', createNow: false };
     if (obs.foreignKey) return { type: 'rotateKey', reason: 'foreign', createNow: true };
     if (adoptId && !status.id) {
-      return { type: 'blocked', reason: Reason.AdoptTargetNotFound, message: `provider bucket ${adoptId} named by ${ADOPT_ANNOTATION} does not exist` };
+      return {
+        type: 'blocked',
+        reason: Reason.AdoptTargetNotFound,
+        message: `provider bucket ${adoptId} named by ${ADOPT_ANNOTATION} does not exist`,
+      };
     }
     // Only the key that made the vanished bucket is spent; a key minted after it (a rotation
     // interrupted before its create) is still good, and minting again could duplicate.
@@ -291,7 +306,11 @@ function plan(bucket: StorageBucket, obs: Observation, endpoint: string): Step {
  */
 function planObserve(bucket: StorageBucket, obs: Observation): Step {
   if (!bucket.status?.id && !bucket.metadata.annotations?.[ADOPT_ANNOTATION]) {
-    return { type: 'blocked', reason: Reason.InvalidSpec, message: `managementPolicy Observe needs the ${ADOPT_ANNOTATION} annotation naming the provider bucket to observe` };
+    return {
+      type: 'blocked',
+      reason: Reason.InvalidSpec,
+      message: `managementPolicy Observe needs the ${ADOPT_ANNOTATION} annotation naming the provider bucket to observe`,
+    };
   }
   const active = obs.exists && obs.bucket.phase === 'Active';
   const transitioning = obs.exists && !active;

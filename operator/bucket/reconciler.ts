@@ -12,7 +12,17 @@ import type { StorageBucket } from '../api/v1';
 import { ADOPT_ANNOTATION, BUCKET_FINALIZER, IDEMPOTENCY_KEY_ANNOTATION } from '../api/v1';
 import type { ProviderBucket } from '../provider-client';
 import {
-  done, isConflict, Priority, requeueAfter, TerminalError, type Action, type Cache, type ObjectKey, type ReconcileContext, type Reconciler, type Request,
+  done,
+  isConflict,
+  Priority,
+  requeueAfter,
+  TerminalError,
+  type Action,
+  type Cache,
+  type ObjectKey,
+  type ReconcileContext,
+  type Reconciler,
+  type Request,
 } from '../runtime';
 import { ConnectError, type Connection } from './connect';
 import { classifyFailure } from './failure';
@@ -62,7 +72,7 @@ export interface BucketReconcilerDeps {
 /** The Warning each key rotation records: why the old key could not be used. */
 const ROTATION_NOTES = {
   vanished: [EventReason.BucketMissing, 'provider bucket {id} no longer exists; creating a new one'],
-  foreign: [EventReason.ForeignIdempotencyKey, 'the idempotency key belongs to another object\'s bucket; minted a new one'],
+  foreign: [EventReason.ForeignIdempotencyKey, "the idempotency key belongs to another object's bucket; minted a new one"],
   spent: [EventReason.BucketMissing, 'the provider refused the idempotency key (its bucket was deleted); minted a new one'],
 } as const;
 
@@ -152,7 +162,13 @@ export class BucketReconciler implements Reconciler {
   }
 
   /** Runs `step`; `obs` is undefined when the step was decided without asking the provider. */
-  private async execute(bucket: StorageBucket, conn: Connection | undefined, obs: Observation | undefined, step: Step, ctx: ReconcileContext): Promise<Action | Replan> {
+  private async execute(
+    bucket: StorageBucket,
+    conn: Connection | undefined,
+    obs: Observation | undefined,
+    step: Step,
+    ctx: ReconcileContext,
+  ): Promise<Action | Replan> {
     const external = obs?.exists ? obs.bucket : undefined;
     const log = ctx.logger.child({ bucketID: external?.id ?? bucket.status?.id });
     const report = (facts: StepFacts = {}) => this.writeStatus(bucket, stepStatus(bucket, step, { providerEndpoint: conn?.endpoint, ...facts }));
@@ -239,19 +255,27 @@ export class BucketReconciler implements Reconciler {
         // Rewrites nothing when Synced was already True; the owned objects come from the status.
         const status = bucket.status ?? {};
         const current = await report();
-        await this.owned.ensure(current, mustConnect(conn).endpoint, { id: status.id ?? '', endpoint: status.endpoint ?? '', region: status.region ?? bucket.spec.region });
+        await this.owned.ensure(current, mustConnect(conn).endpoint, {
+          id: status.id ?? '',
+          endpoint: status.endpoint ?? '',
+          region: status.region ?? bucket.spec.region,
+        });
         return done();
       }
 
       case 'wait':
       case 'ready':
       case 'mirror': {
-        if (step.type === 'ready' && step.adopting && external) this.d.events.event(bucket, 'Normal', EventReason.AdoptedBucket, 'Adopt', `adopted provider bucket ${external.id}`);
+        if (step.type === 'ready' && step.adopting && external)
+          this.d.events.event(bucket, 'Normal', EventReason.AdoptedBucket, 'Adopt', `adopted provider bucket ${external.id}`);
         // Status first: a failing owned-object write must not hide that the bucket is ready.
         const current = await report({ external });
         if (external) await this.owned.ensure(current, mustConnect(conn).endpoint, external);
         if (step.type !== 'wait' && step.announce) {
-          const note = step.type === 'mirror' ? `observing provider bucket ${external?.id ?? ''} (managementPolicy Observe)` : `provider bucket ${external?.id ?? ''} is ready`;
+          const note =
+            step.type === 'mirror'
+              ? `observing provider bucket ${external?.id ?? ''} (managementPolicy Observe)`
+              : `provider bucket ${external?.id ?? ''} is ready`;
           this.d.events.event(bucket, 'Normal', EventReason.BucketReady, 'Observe', note);
           log.info({ msg: 'bucket ready' });
         }
@@ -280,7 +304,11 @@ export class BucketReconciler implements Reconciler {
     let created: ProviderBucket;
     try {
       const spec = bucket.spec;
-      created = await conn.client.createBucket({ region: spec.region, sizeGB: spec.sizeGB, encrypted: spec.encrypted ?? false, tags: operatorTags(bucket) }, key, ctx.signal);
+      created = await conn.client.createBucket(
+        { region: spec.region, sizeGB: spec.sizeGB, encrypted: spec.encrypted ?? false, tags: operatorTags(bucket) },
+        key,
+        ctx.signal,
+      );
     } catch (err) {
       if (classifyFailure(err, bucket, 'create').type === 'keySpent') return { replan: { exists: false, keySpent: true }, bucket };
       throw err;

@@ -10,9 +10,7 @@
 import type { V1Secret } from '@kubernetes/client-node';
 import type { BucketProviderConfig } from '../api/v1';
 import { SECRET_IN_USE_FINALIZER } from '../api/v1';
-import {
-  done, type Action, type Cache, type NamedCache, type ObjectKey, type ReconcileContext, type Reconciler, type Request,
-} from '../runtime';
+import { done, type Action, type Cache, type NamedCache, type ObjectKey, type ReconcileContext, type Reconciler, type Request } from '../runtime';
 import { CONFIGS_BY_SECRET } from './indexes';
 import { SECRET } from './kinds';
 import type { ObjectWriter } from './writer';

@@ -10,8 +10,13 @@ import type { V1Secret, V1Service } from '@kubernetes/client-node';
 import type { BucketProviderConfig, StorageBucket } from '../api/v1';
 import type { ProviderClients } from '../provider-client';
 import {
-  generationChangedOrAnnotations, NamedInformers, newControllerManagedBy, type ControllerOptions, type InformerOptions,
-  type Manager, type Predicate,
+  generationChangedOrAnnotations,
+  NamedInformers,
+  newControllerManagedBy,
+  type ControllerOptions,
+  type InformerOptions,
+  type Manager,
+  type Predicate,
 } from '../runtime';
 import { ConfigReconciler } from './config-reconciler';
 import { connect } from './connect';
@@ -96,8 +101,10 @@ export function setupBucketControllers(mgr: Manager, opts: BucketControllersOpti
   const lifecycleMetrics = registerBucketLifecycleMetrics(mgr, mgr.informers.informerFor<StorageBucket>(STORAGE_BUCKET, informerOptions));
   // Each config's Secret is watched by name while the config is cached; the same mapping as
   // CONFIGS_BY_SECRET, so "some config uses it" and "it is watched" always agree.
-  const credentials = new NamedInformers<V1Secret>({ source: mgr.informers, kind: SECRET, logger: mgr.logger })
-    .trackReferences(configInformer, secretForConfig);
+  const credentials = new NamedInformers<V1Secret>({ source: mgr.informers, kind: SECRET, logger: mgr.logger }).trackReferences(
+    configInformer,
+    secretForConfig,
+  );
   const secrets = credentials.cache;
 
   // Spec changes, deletion, finalizers and our annotations (pause, adopt) matter; our own
@@ -121,7 +128,9 @@ export function setupBucketControllers(mgr: Manager, opts: BucketControllersOpti
     .complete(
       new BucketReconciler({
         driftMetrics: lifecycleMetrics,
-        buckets, ownedSecrets, services,
+        buckets,
+        ownedSecrets,
+        services,
         connect: (bucket, signal) => connect({ configs, secrets, clients: opts.clients }, bucket, signal),
         writer: opts.writer,
         events: opts.events,
@@ -139,7 +148,9 @@ export function setupBucketControllers(mgr: Manager, opts: BucketControllersOpti
     .watches<StorageBucket>(STORAGE_BUCKET, configForBucket, { predicates: [membershipChanged], delayMs: CONFIG_COUNT_DELAY_MS })
     .watches<V1Secret>(SECRET, configsForSecret(configs), { informer: credentials })
     .withOptions({ ...runner, maxConcurrentReconciles: 2 })
-    .complete(new ConfigReconciler({ configs, buckets, secrets, writer: opts.writer, allowLinkLocalEndpoints: opts.clients.allowLinkLocalEndpoints }));
+    .complete(
+      new ConfigReconciler({ configs, buckets, secrets, writer: opts.writer, allowLinkLocalEndpoints: opts.clients.allowLinkLocalEndpoints }),
+    );
 
   // Secrets only matter here when their finalizers or deletion change; data edits do not.
   newControllerManagedBy(mgr, SECRET_PROTECTION_CONTROLLER)

@@ -41,8 +41,16 @@ export function nextStatus(bucket: StorageBucket, facts: StatusFacts, now: Date)
   const generation = bucket.metadata.generation;
   const external = facts.observation?.exists ? facts.observation.bucket : undefined;
   let conditions = prev.conditions as Condition[] | undefined;
-  conditions = setCondition(conditions, { type: ConditionType.Ready, ...facts.ready, observedGeneration: facts.ready.observedGeneration ?? generation }, now);
-  conditions = setCondition(conditions, { type: ConditionType.Synced, ...facts.synced, observedGeneration: facts.synced.observedGeneration ?? generation }, now);
+  conditions = setCondition(
+    conditions,
+    { type: ConditionType.Ready, ...facts.ready, observedGeneration: facts.ready.observedGeneration ?? generation },
+    now,
+  );
+  conditions = setCondition(
+    conditions,
+    { type: ConditionType.Synced, ...facts.synced, observedGeneration: facts.synced.observedGeneration ?? generation },
+    now,
+  );
   conditions = kstatusConditions(conditions, facts, generation, now);
 
   const out: StorageBucketStatus = { phase: facts.phase, conditions };
@@ -83,10 +91,18 @@ function kstatusConditions(conditions: Condition[], facts: StatusFacts, generati
   let out = conditions.filter((c) => c.type !== ConditionType.Stalled && c.type !== ConditionType.Reconciling);
   const keep = (type: string) => conditions.filter((c) => c.type === type);
   if (terminal) {
-    out = setCondition([...out, ...keep(ConditionType.Stalled)], { type: ConditionType.Stalled, status: 'True', reason: terminal.reason, message: terminal.message, observedGeneration: generation }, now);
+    out = setCondition(
+      [...out, ...keep(ConditionType.Stalled)],
+      { type: ConditionType.Stalled, status: 'True', reason: terminal.reason, message: terminal.message, observedGeneration: generation },
+      now,
+    );
   }
   if (reconciling) {
-    out = setCondition([...out, ...keep(ConditionType.Reconciling)], { type: ConditionType.Reconciling, status: 'True', reason: facts.ready.reason, message: facts.ready.message, observedGeneration: generation }, now);
+    out = setCondition(
+      [...out, ...keep(ConditionType.Reconciling)],
+      { type: ConditionType.Reconciling, status: 'True', reason: facts.ready.reason, message: facts.ready.message, observedGeneration: generation },
+      now,
+    );
   }
   return out;
 }
@@ -106,9 +122,17 @@ export function keepReady(bucket: StorageBucket, initial: ConditionFacts): Condi
 export function statusEqual(a: StorageBucketStatus | undefined, b: StorageBucketStatus | undefined): boolean {
   const x = a ?? {};
   const y = b ?? {};
-  const scalar = ['id', 'phase', 'observedGeneration', 'idempotencyKey', 'endpoint', 'sizeGB', 'providerEndpoint', 'region', 'encrypted', 'lastHandledReconcileAt'] as const;
-  return (
-    scalar.every((k) => x[k] === y[k]) &&
-    conditionsEqual(x.conditions as Condition[] | undefined, y.conditions as Condition[] | undefined)
-  );
+  const scalar = [
+    'id',
+    'phase',
+    'observedGeneration',
+    'idempotencyKey',
+    'endpoint',
+    'sizeGB',
+    'providerEndpoint',
+    'region',
+    'encrypted',
+    'lastHandledReconcileAt',
+  ] as const;
+  return scalar.every((k) => x[k] === y[k]) && conditionsEqual(x.conditions as Condition[] | undefined, y.conditions as Condition[] | undefined);
 }

@@ -43,11 +43,30 @@ export function stepStatus(bucket: StorageBucket, step: Step, facts: StepFacts =
     case 'rotateKey':
       // Only a create that was answered reports; its bucket is still provisioning.
       if (!facts.external) return undefined;
-      return { ...seen, phase: facts.external.phase === 'Active' ? 'Active' : 'Provisioning', ready: { status: 'False', reason: Reason.Provisioning, message: 'the provider reports Provisioning' }, synced: SYNCED };
+      return {
+        ...seen,
+        phase: facts.external.phase === 'Active' ? 'Active' : 'Provisioning',
+        ready: { status: 'False', reason: Reason.Provisioning, message: 'the provider reports Provisioning' },
+        synced: SYNCED,
+      };
     case 'update':
-      return { ...seen, phase: facts.external?.phase ?? pending, ready: { status: 'False', reason: step.grows ? Reason.Resizing : Reason.Updating, message: 'the provider is applying a change' }, synced: SYNCED };
+      return {
+        ...seen,
+        phase: facts.external?.phase ?? pending,
+        ready: { status: 'False', reason: step.grows ? Reason.Resizing : Reason.Updating, message: 'the provider is applying a change' },
+        synced: SYNCED,
+      };
     case 'wait':
-      return { ...seen, phase: step.phase, ready: { status: 'False', reason: step.phase === 'Provisioning' ? Reason.Provisioning : Reason.Resizing, message: `the provider reports ${step.phase}` }, synced: SYNCED };
+      return {
+        ...seen,
+        phase: step.phase,
+        ready: {
+          status: 'False',
+          reason: step.phase === 'Provisioning' ? Reason.Provisioning : Reason.Resizing,
+          message: `the provider reports ${step.phase}`,
+        },
+        synced: SYNCED,
+      };
     case 'ready':
     case 'upToDate':
       return { ...seen, phase: 'Active', ready: AVAILABLE, synced: SYNCED };
@@ -55,11 +74,24 @@ export function stepStatus(bucket: StorageBucket, step: Step, facts: StepFacts =
       const external = facts.external;
       if (!external) {
         const id = bucket.status?.id ?? bucket.metadata.annotations?.[ADOPT_ANNOTATION] ?? '';
-        return { phase: 'Pending', ready: { status: 'False', reason: Reason.ObservedBucketNotFound, message: `provider bucket ${id} does not exist; checking again every drift interval` }, synced: SYNCED };
+        return {
+          phase: 'Pending',
+          ready: {
+            status: 'False',
+            reason: Reason.ObservedBucketNotFound,
+            message: `provider bucket ${id} does not exist; checking again every drift interval`,
+          },
+          synced: SYNCED,
+        };
       }
-      const ready: ConditionFacts = external.phase === 'Active'
-        ? { status: 'True', reason: Reason.Available, message: 'observed (managementPolicy Observe)' }
-        : { status: 'False', reason: external.phase === 'Resizing' ? Reason.Resizing : Reason.Provisioning, message: `the provider reports ${external.phase}` };
+      const ready: ConditionFacts =
+        external.phase === 'Active'
+          ? { status: 'True', reason: Reason.Available, message: 'observed (managementPolicy Observe)' }
+          : {
+              status: 'False',
+              reason: external.phase === 'Resizing' ? Reason.Resizing : Reason.Provisioning,
+              message: `the provider reports ${external.phase}`,
+            };
       return { ...seen, phase: external.phase, ready, synced: SYNCED };
     }
     case 'nothing':

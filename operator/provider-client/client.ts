@@ -108,7 +108,14 @@ export class ProviderClients {
         }
       },
       findByIdempotencyKey: async (key, signal) => {
-        const res = await call<{ items: ProviderBucket[] }>('list', 'GET', `buckets?idempotencyKey=${encodeURIComponent(key)}`, undefined, undefined, signal);
+        const res = await call<{ items: ProviderBucket[] }>(
+          'list',
+          'GET',
+          `buckets?idempotencyKey=${encodeURIComponent(key)}`,
+          undefined,
+          undefined,
+          signal,
+        );
         return res.items[0];
       },
       listBuckets: async (filter, signal) => {
@@ -118,14 +125,28 @@ export class ProviderClients {
           const query = new URLSearchParams({ limit: String(LIST_PAGE_LIMIT) });
           for (const [k, v] of Object.entries(filter.tags ?? {})) query.append('tag', `${k}=${v}`);
           if (token !== undefined) query.set('continue', token);
-          const page = await call<{ items: ProviderBucket[]; continue?: string }>('list', 'GET', `buckets?${query.toString()}`, undefined, undefined, signal);
+          const page = await call<{ items: ProviderBucket[]; continue?: string }>(
+            'list',
+            'GET',
+            `buckets?${query.toString()}`,
+            undefined,
+            undefined,
+            signal,
+          );
           items.push(...page.items);
           token = page.continue;
         } while (token !== undefined);
         return items;
       },
       revokeIdempotencyKey: async (key, signal) => {
-        const res = await call<RevokeIdempotencyKeyResponse>('revoke', 'POST', `idempotency-keys/${encodeURIComponent(key)}/revoke`, undefined, undefined, signal);
+        const res = await call<RevokeIdempotencyKeyResponse>(
+          'revoke',
+          'POST',
+          `idempotency-keys/${encodeURIComponent(key)}/revoke`,
+          undefined,
+          undefined,
+          signal,
+        );
         return res.bucket ?? undefined;
       },
       createBucket: (req, key, signal) => call<ProviderBucket>('create', 'POST', 'buckets', req, { 'Idempotency-Key': key }, signal),

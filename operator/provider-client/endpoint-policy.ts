@@ -56,7 +56,10 @@ export function deniedAddress(address: string): string | undefined {
  */
 export function deniedEndpointHost(endpoint: string): string | undefined {
   if (!URL.canParse(endpoint)) return undefined;
-  const host = new URL(endpoint).hostname.replace(/^\[(.*)\]$/, '$1').replace(/\.$/, '').toLowerCase();
+  const host = new URL(endpoint).hostname
+    .replace(/^\[(.*)\]$/, '$1')
+    .replace(/\.$/, '')
+    .toLowerCase();
   if (net.isIP(host)) {
     const why = deniedAddress(host);
     return why && `host ${host} is ${why}`;

@@ -8,9 +8,22 @@
 
 /** Error codes of the provider contract (provider/README.md, "HTTP API"). */
 export const PROVIDER_ERROR_CODES: ReadonlySet<string> = new Set([
-  'NotFound', 'MethodNotAllowed', 'Unauthorized', 'Forbidden', 'ValidationFailed', 'MalformedJSON',
-  'UnsupportedMediaType', 'PayloadTooLarge', 'IdempotencyKeyReused', 'BucketDeleted', 'IdempotencyKeyRevoked', 'NotReady',
-  'Throttled', 'ServiceUnavailable', 'InternalError', 'BadRequest',
+  'NotFound',
+  'MethodNotAllowed',
+  'Unauthorized',
+  'Forbidden',
+  'ValidationFailed',
+  'MalformedJSON',
+  'UnsupportedMediaType',
+  'PayloadTooLarge',
+  'IdempotencyKeyReused',
+  'BucketDeleted',
+  'IdempotencyKeyRevoked',
+  'NotReady',
+  'Throttled',
+  'ServiceUnavailable',
+  'InternalError',
+  'BadRequest',
 ]);
 
 /** Longest provider message that reaches status. */

@@ -15,10 +15,7 @@ export class ProviderError extends Error {
   /** Delay the provider asked for (429/503 Retry-After), in ms. */
   public readonly retryAfterMs: number | undefined;
 
-  constructor(
-    message: string,
-    opts: { status: number; code: string; retryAfterMs?: number; cause?: unknown },
-  ) {
+  constructor(message: string, opts: { status: number; code: string; retryAfterMs?: number; cause?: unknown }) {
     super(message, opts.cause === undefined ? undefined : { cause: opts.cause });
     this.name = 'ProviderError';
     this.status = opts.status;

@@ -76,12 +76,8 @@ export function apiErrorFrom(status: number, body: unknown, fallbackMessage: str
     }
   }
   const code = isRecord(parsed) && typeof parsed.code === 'number' && parsed.code > 0 ? parsed.code : status;
-  const reason = isRecord(parsed) && typeof parsed.reason === 'string' && parsed.reason !== ''
-    ? parsed.reason
-    : (DEFAULT_REASONS[code] ?? 'Unknown');
-  const message = isRecord(parsed) && typeof parsed.message === 'string' && parsed.message !== ''
-    ? oneLine(parsed.message)
-    : fallbackMessage;
+  const reason = isRecord(parsed) && typeof parsed.reason === 'string' && parsed.reason !== '' ? parsed.reason : (DEFAULT_REASONS[code] ?? 'Unknown');
+  const message = isRecord(parsed) && typeof parsed.message === 'string' && parsed.message !== '' ? oneLine(parsed.message) : fallbackMessage;
   const details = isRecord(parsed) && isRecord(parsed.details) ? parsed.details : undefined;
   const retry = details && typeof details.retryAfterSeconds === 'number' ? details.retryAfterSeconds : undefined;
   return new ApiError(code, reason, message, retry);

@@ -85,9 +85,7 @@ export function applyConfiguration<T extends KubeObject>(obj: T): T {
 }
 
 /** Applies `obj` (creating it when missing) and returns the object as stored. */
-export async function applyObject<T extends KubeObject>(
-  client: Applier, kind: ResourceKind, obj: T, opts: ApplyObjectOptions,
-): Promise<T> {
+export async function applyObject<T extends KubeObject>(client: Applier, kind: ResourceKind, obj: T, opts: ApplyObjectOptions): Promise<T> {
   const applyOpts: ApplyOptions = {
     fieldManager: opts.fieldManager,
     force: opts.force ?? true,

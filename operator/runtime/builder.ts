@@ -68,11 +68,7 @@ export class ControllerBuilder {
   }
 
   /** Any kind; `mapFn` turns an object into the keys of the primaries that depend on it. */
-  watches<T extends KubeObject>(
-    kind: ResourceKind,
-    mapFn: (obj: T) => readonly ObjectKey[],
-    options: EventSourceOptions<T> = {},
-  ): this {
+  watches<T extends KubeObject>(kind: ResourceKind, mapFn: (obj: T) => readonly ObjectKey[], options: EventSourceOptions<T> = {}): this {
     this.secondary.push({ kind, map: mapFn as (obj: KubeObject) => readonly ObjectKey[], options: options as EventSourceOptions });
     return this;
   }

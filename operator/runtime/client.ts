@@ -248,13 +248,27 @@ export class KubeClient implements ListerWatcher {
   /** Creates an object in `namespace` (ignored for cluster-scoped kinds). */
   async create<T extends KubeObject>(kind: ResourceKind, obj: T, opts: WriteOptions = {}): Promise<T> {
     const path = withQuery(resourcePath(kind, obj.metadata?.namespace), writeQuery(opts));
-    return this.json<T>({ verb: 'POST', method: 'POST', path, body: JSON.stringify(withTypeMeta(kind, obj)), contentType: 'application/json', ...this.call(opts) });
+    return this.json<T>({
+      verb: 'POST',
+      method: 'POST',
+      path,
+      body: JSON.stringify(withTypeMeta(kind, obj)),
+      contentType: 'application/json',
+      ...this.call(opts),
+    });
   }
 
   /** Replaces an object (PUT); its `metadata.resourceVersion` makes the write conditional. */
   async update<T extends KubeObject>(kind: ResourceKind, obj: T, opts: WriteOptions = {}): Promise<T> {
     const path = withQuery(resourcePath(kind, obj.metadata?.namespace, nameOf(obj)), writeQuery(opts));
-    return this.json<T>({ verb: 'PUT', method: 'PUT', path, body: JSON.stringify(withTypeMeta(kind, obj)), contentType: 'application/json', ...this.call(opts) });
+    return this.json<T>({
+      verb: 'PUT',
+      method: 'PUT',
+      path,
+      body: JSON.stringify(withTypeMeta(kind, obj)),
+      contentType: 'application/json',
+      ...this.call(opts),
+    });
   }
 
   /** Deletes an object; returns the server's answer (the object while finalizers hold it, or a Status). */
@@ -268,21 +282,35 @@ export class KubeClient implements ListerWatcher {
       dryRun: opts.dryRun ? ['All'] : undefined,
     };
     return this.json<KubeObject>({
-      verb: 'DELETE', method: 'DELETE', path: resourcePath(kind, namespace, name),
-      body: JSON.stringify(body), contentType: 'application/json', ...this.call(opts),
+      verb: 'DELETE',
+      method: 'DELETE',
+      path: resourcePath(kind, namespace, name),
+      body: JSON.stringify(body),
+      contentType: 'application/json',
+      ...this.call(opts),
     });
   }
 
   /** Patches an object with a merge, JSON (RFC 6902) or strategic merge patch. */
   async patch<T extends KubeObject>(
-    kind: ResourceKind, namespace: string, name: string, patch: unknown, type: PatchType, opts: WriteOptions = {},
+    kind: ResourceKind,
+    namespace: string,
+    name: string,
+    patch: unknown,
+    type: PatchType,
+    opts: WriteOptions = {},
   ): Promise<T> {
     return this.patchAt<T>(kind, namespace, name, undefined, patch, type, opts);
   }
 
   /** Like `patch`, on the `/status` subresource (spec changes in the patch are ignored there). */
   async patchStatus<T extends KubeObject>(
-    kind: ResourceKind, namespace: string, name: string, patch: unknown, type: PatchType, opts: WriteOptions = {},
+    kind: ResourceKind,
+    namespace: string,
+    name: string,
+    patch: unknown,
+    type: PatchType,
+    opts: WriteOptions = {},
   ): Promise<T> {
     return this.patchAt<T>(kind, namespace, name, 'status', patch, type, opts);
   }
@@ -310,17 +338,32 @@ export class KubeClient implements ListerWatcher {
     const path = withQuery(resourcePath(kind, obj.metadata?.namespace, nameOf(obj), sub), query);
     // JSON is valid YAML, so the apply-patch content type takes the object as it is.
     return this.json<T>({
-      verb: 'PATCH', method: 'PATCH', path, body: JSON.stringify(withTypeMeta(kind, obj)),
-      contentType: CONTENT_TYPES.apply, ...this.call(opts),
+      verb: 'PATCH',
+      method: 'PATCH',
+      path,
+      body: JSON.stringify(withTypeMeta(kind, obj)),
+      contentType: CONTENT_TYPES.apply,
+      ...this.call(opts),
     });
   }
 
   private async patchAt<T extends KubeObject>(
-    kind: ResourceKind, namespace: string, name: string, sub: string | undefined, patch: unknown, type: PatchType, opts: WriteOptions,
+    kind: ResourceKind,
+    namespace: string,
+    name: string,
+    sub: string | undefined,
+    patch: unknown,
+    type: PatchType,
+    opts: WriteOptions,
   ): Promise<T> {
     const path = withQuery(resourcePath(kind, namespace, name, sub), writeQuery(opts));
     return this.json<T>({
-      verb: 'PATCH', method: 'PATCH', path, body: JSON.stringify(patch), contentType: CONTENT_TYPES[type], ...this.call(opts),
+      verb: 'PATCH',
+      method: 'PATCH',
+      path,
+      body: JSON.stringify(patch),
+      contentType: CONTENT_TYPES[type],
+      ...this.call(opts),
     });
   }
 

@@ -39,18 +39,13 @@ export function formatConditionTime(date: Date): string {
  * lastTransitionTime if the status is unchanged), appended otherwise. `conditions` is not
  * modified.
  */
-export function setCondition(
-  conditions: readonly Condition[] | undefined,
-  input: ConditionInput,
-  now: Date,
-): Condition[] {
+export function setCondition(conditions: readonly Condition[] | undefined, input: ConditionInput, now: Date): Condition[] {
   const list = conditions ?? [];
   const existing = list.find((c) => c.type === input.type);
   const next: Condition = {
     type: input.type,
     status: input.status,
-    lastTransitionTime:
-      existing && existing.status === input.status ? timeString(existing.lastTransitionTime) : formatConditionTime(now),
+    lastTransitionTime: existing && existing.status === input.status ? timeString(existing.lastTransitionTime) : formatConditionTime(now),
     reason: input.reason,
     message: input.message ?? '',
     ...(input.observedGeneration !== undefined ? { observedGeneration: input.observedGeneration } : {}),

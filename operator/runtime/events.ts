@@ -183,7 +183,13 @@ export class EventRecorder {
   }
 
   private async write(
-    key: string, regarding: KubeObject, type: EventType, reason: string, action: string, note: string, related?: KubeObject,
+    key: string,
+    regarding: KubeObject,
+    type: EventType,
+    reason: string,
+    action: string,
+    note: string,
+    related?: KubeObject,
   ): Promise<void> {
     const at = this.clock.now();
     const existing = this.series.get(key);

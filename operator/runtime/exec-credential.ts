@@ -61,7 +61,10 @@ export class ExecCredentialSource implements CredentialSource {
   private cached?: { readonly creds: Credentials; readonly expiresAt?: number };
   private running?: Promise<Credentials>;
 
-  constructor(private readonly cfg: ExecConfig, private readonly opts: ExecCredentialOptions) {
+  constructor(
+    private readonly cfg: ExecConfig,
+    private readonly opts: ExecCredentialOptions,
+  ) {
     this.timeoutMs = opts.timeoutMs ?? 60_000;
     this.now = opts.now ?? Date.now;
   }
@@ -148,9 +151,7 @@ function isRecord(value: unknown): value is Record<string, unknown> {
  * Checks a plugin's stdout and extracts its credential and expiry. Errors say what is wrong
  * with the output, never what it contained.
  */
-export function parseExecCredential(
-  stdout: string, apiVersion: ExecApiVersion, what: string,
-): { creds: Credentials; expiresAt?: number } {
+export function parseExecCredential(stdout: string, apiVersion: ExecApiVersion, what: string): { creds: Credentials; expiresAt?: number } {
   let doc: unknown;
   try {
     doc = JSON.parse(stdout) as unknown;

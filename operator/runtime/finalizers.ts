@@ -42,7 +42,12 @@ export function finalizerPatch(obj: KubeObject, finalizer: string, change: 'add'
 }
 
 async function write<T extends KubeObject>(
-  client: FinalizerPatcher, kind: ResourceKind, obj: T, finalizer: string, change: 'add' | 'remove', opts: WriteOptions,
+  client: FinalizerPatcher,
+  kind: ResourceKind,
+  obj: T,
+  finalizer: string,
+  change: 'add' | 'remove',
+  opts: WriteOptions,
 ): Promise<T> {
   const patch = finalizerPatch(obj, finalizer, change);
   if (!patch) return obj;
@@ -56,7 +61,11 @@ async function write<T extends KubeObject>(
  * can never happen without the cleanup getting a chance to run.
  */
 export function addFinalizer<T extends KubeObject>(
-  client: FinalizerPatcher, kind: ResourceKind, obj: T, finalizer: string, opts: WriteOptions = {},
+  client: FinalizerPatcher,
+  kind: ResourceKind,
+  obj: T,
+  finalizer: string,
+  opts: WriteOptions = {},
 ): Promise<T> {
   return write(client, kind, obj, finalizer, 'add', opts);
 }
@@ -67,7 +76,11 @@ export function addFinalizer<T extends KubeObject>(
  * returned copy is its final state. NotFound is passed to the caller, who may treat it as done.
  */
 export function removeFinalizer<T extends KubeObject>(
-  client: FinalizerPatcher, kind: ResourceKind, obj: T, finalizer: string, opts: WriteOptions = {},
+  client: FinalizerPatcher,
+  kind: ResourceKind,
+  obj: T,
+  finalizer: string,
+  opts: WriteOptions = {},
 ): Promise<T> {
   return write(client, kind, obj, finalizer, 'remove', opts);
 }

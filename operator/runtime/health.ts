@@ -60,9 +60,7 @@ export interface CheckResult {
 export function renderChecks(endpoint: string, results: readonly CheckResult[], verbose: boolean): { status: number; body: string } {
   const failed = results.some((r) => !r.ok);
   if (!failed && !verbose) return { status: 200, body: 'ok' };
-  const lines = results.map((r) =>
-    r.ok ? `[+]${r.name} ok` : `[-]${r.name} failed: ${verbose ? (r.reason ?? 'unknown') : 'reason withheld'}`,
-  );
+  const lines = results.map((r) => (r.ok ? `[+]${r.name} ok` : `[-]${r.name} failed: ${verbose ? (r.reason ?? 'unknown') : 'reason withheld'}`));
   lines.push(failed ? `${endpoint} check failed` : `${endpoint} check passed`);
   return { status: failed ? 500 : 200, body: `${lines.join('\n')}\n` };
 }

@@ -8,15 +8,7 @@ import { diffRelist, IndexedCache } from './cache';
 import type { ListerWatcher } from './client';
 import { realClock, type Clock, type TimerHandle } from './clock';
 import { Reflector, type ReflectorTuning } from './reflector';
-import {
-  keyOf,
-  type Informer,
-  type InformerEventHandler,
-  type InformerOptions,
-  type KubeObject,
-  type ResourceKind,
-  type Transform,
-} from './types';
+import { keyOf, type Informer, type InformerEventHandler, type InformerOptions, type KubeObject, type ResourceKind, type Transform } from './types';
 
 /** Everything a `SharedInformer` needs. */
 export interface SharedInformerOptions extends InformerOptions {

@@ -332,4 +332,3 @@ function statusOf(err: unknown): number | undefined {
   if (typeof e.status === 'number') return e.status;
   return typeof e.code === 'number' ? e.code : undefined;
 }
-

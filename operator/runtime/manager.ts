@@ -220,9 +220,11 @@ export class Manager implements ControllerManager {
       const runAll = new AbortController();
       const running = Promise.all(this.controllers.map((c) => c.start(runAll.signal)));
       this.controllersRunning = true;
-      runnables = Promise.all(this.runnables.map((r) =>
-        r.start(runnablesStop.signal).catch((err: unknown) => this.logger.error({ err, runnable: r.name }, 'Runnable failed')),
-      ));
+      runnables = Promise.all(
+        this.runnables.map((r) =>
+          r.start(runnablesStop.signal).catch((err: unknown) => this.logger.error({ err, runnable: r.name }, 'Runnable failed')),
+        ),
+      );
       this.electedDeferred.resolve();
       const ended = await Promise.race([
         aborted(signal).then(() => 'shutdown' as const),

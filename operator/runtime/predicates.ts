@@ -94,11 +94,7 @@ export function generationChangedOrAnnotations(keys?: readonly string[]): Predic
 /** `generationChangedOrAnnotations()` watching every annotation: the usual For predicate. */
 export const generationChanged: Predicate = generationChangedOrAnnotations();
 
-function recordEqual(
-  a: Record<string, string> | undefined,
-  b: Record<string, string> | undefined,
-  keys?: readonly string[],
-): boolean {
+function recordEqual(a: Record<string, string> | undefined, b: Record<string, string> | undefined, keys?: readonly string[]): boolean {
   const x = a ?? {};
   const y = b ?? {};
   const names = keys ?? [...new Set([...Object.keys(x), ...Object.keys(y)])];

@@ -70,7 +70,11 @@ export function mergePatchDiff(from: unknown, to: unknown): unknown {
  * tell by identity whether a write happened).
  */
 export async function patchStatus<T extends KubeObject & { status?: unknown }>(
-  client: StatusPatcher, kind: ResourceKind, obj: T, desired: unknown, opts: PatchStatusOptions = {},
+  client: StatusPatcher,
+  kind: ResourceKind,
+  obj: T,
+  desired: unknown,
+  opts: PatchStatusOptions = {},
 ): Promise<T> {
   const diff = mergePatchDiff(obj.status ?? {}, desired);
   if (diff === undefined) return obj;

@@ -27,7 +27,10 @@ export class TokenFileSource implements CredentialSource {
   private readonly now: () => number;
   private cached?: { readonly creds: Credentials; readonly version: string; readonly readAt: number };
 
-  constructor(readonly path: string, opts: TokenFileOptions = {}) {
+  constructor(
+    readonly path: string,
+    opts: TokenFileOptions = {},
+  ) {
     this.maxAgeMs = opts.maxAgeMs ?? 60_000;
     this.now = opts.now ?? Date.now;
   }

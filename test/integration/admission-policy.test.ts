@@ -63,9 +63,8 @@ function secret(ns: string, name: string, extra: Partial<V1Secret> & { labels?: 
 
 /** A Service of `type`, labelled as the operator's unless `labels` is null. */
 function service(ns: string, name: string, type: string, labels: Record<string, string> | null = MANAGED): V1Service {
-  const spec: V1Service['spec'] = type === 'ExternalName'
-    ? { type, externalName: 'bucket.storage.example' }
-    : { type, ports: [{ name: 'https', port: 443, protocol: 'TCP' }] };
+  const spec: V1Service['spec'] =
+    type === 'ExternalName' ? { type, externalName: 'bucket.storage.example' } : { type, ports: [{ name: 'https', port: 443, protocol: 'TCP' }] };
   return { metadata: { name, namespace: ns, labels: labels ?? undefined }, spec };
 }
 
@@ -103,7 +102,9 @@ describe('admission policy confining the operator (real control plane)', functio
       expect(await canI(cp, 'create', 'secrets', 'kube-system')).to.equal('yes');
       const token = (labels?: Record<string, string>): V1Secret => ({
         metadata: {
-          generateName: 'stolen-', namespace: 'kube-system', labels,
+          generateName: 'stolen-',
+          namespace: 'kube-system',
+          labels,
           annotations: { 'kubernetes.io/service-account.name': 'namespace-controller' },
         },
         type: 'kubernetes.io/service-account-token',
@@ -113,19 +114,25 @@ describe('admission policy confining the operator (real control plane)', functio
     });
 
     it('an unlabelled Opaque Secret', async () => {
-      await refusedByPolicy(op.create(SECRET, secret(ns, 'unlabelled', { type: 'Opaque' })),
-        new RegExp(`may not create secrets ${ns}/unlabelled: it lacks the label ${MANAGED_BY_LABEL}=${MANAGED_BY_VALUE}`));
+      await refusedByPolicy(
+        op.create(SECRET, secret(ns, 'unlabelled', { type: 'Opaque' })),
+        new RegExp(`may not create secrets ${ns}/unlabelled: it lacks the label ${MANAGED_BY_LABEL}=${MANAGED_BY_VALUE}`),
+      );
     });
 
     it('a labelled Secret of another type than Opaque', async () => {
-      await refusedByPolicy(op.create(SECRET, secret(ns, 'custom', { labels: MANAGED, type: 'example.com/custom' })),
-        /its type is example\.com\/custom, only Opaque is allowed/);
+      await refusedByPolicy(
+        op.create(SECRET, secret(ns, 'custom', { labels: MANAGED, type: 'example.com/custom' })),
+        /its type is example\.com\/custom, only Opaque is allowed/,
+      );
     });
 
     for (const type of ['ClusterIP', 'NodePort', 'LoadBalancer']) {
       it(`a labelled Service of type ${type}`, async () => {
-        await refusedByPolicy(op.create(SERVICE, service(ns, `svc-${type.toLowerCase()}`, type)),
-          new RegExp(`its type is ${type}, only ExternalName is allowed`));
+        await refusedByPolicy(
+          op.create(SERVICE, service(ns, `svc-${type.toLowerCase()}`, type)),
+          new RegExp(`its type is ${type}, only ExternalName is allowed`),
+        );
       });
     }
 
@@ -137,18 +144,27 @@ describe('admission policy confining the operator (real control plane)', functio
 
     const credsChanges: Record<string, { patch: unknown; why: RegExp }> = {
       'patching the data of a Secret it does not manage': {
-        patch: { data: { apiKey: b64('stolen') } }, why: /may not change data, stringData, type or immutable of secrets .*: it lacks the label/,
+        patch: { data: { apiKey: b64('stolen') } },
+        why: /may not change data, stringData, type or immutable of secrets .*: it lacks the label/,
       },
       'writing its stringData': { patch: { stringData: { apiKey: 'stolen' } }, why: /may not change data, stringData/ },
       'making it immutable': { patch: { immutable: true }, why: /may not change data, stringData, type or immutable/ },
       'adding a label to it': { patch: { metadata: { labels: { team: 'a' } } }, why: /may not change labels, annotations or ownerReferences/ },
-      'taking it over with the managed-by label': { patch: { metadata: { labels: MANAGED } }, why: /may not change labels, annotations or ownerReferences/ },
-      'adding an annotation to it': { patch: { metadata: { annotations: { a: 'b' } } }, why: /may not change labels, annotations or ownerReferences/ },
+      'taking it over with the managed-by label': {
+        patch: { metadata: { labels: MANAGED } },
+        why: /may not change labels, annotations or ownerReferences/,
+      },
+      'adding an annotation to it': {
+        patch: { metadata: { annotations: { a: 'b' } } },
+        why: /may not change labels, annotations or ownerReferences/,
+      },
       'adding an unrelated finalizer to it': {
-        patch: { metadata: { finalizers: ['example.com/other'] } }, why: /may not change finalizers other than storage\.avalonhosting\.example\/in-use/,
+        patch: { metadata: { finalizers: ['example.com/other'] } },
+        why: /may not change finalizers other than storage\.avalonhosting\.example\/in-use/,
       },
       'adding the in-use finalizer together with a data change': {
-        patch: { metadata: { finalizers: [SECRET_IN_USE_FINALIZER] }, data: { apiKey: b64('stolen') } }, why: /may not change data/,
+        patch: { metadata: { finalizers: [SECRET_IN_USE_FINALIZER] }, data: { apiKey: b64('stolen') } },
+        why: /may not change data/,
       },
     };
     for (const [name, { patch, why }] of Object.entries(credsChanges)) {
@@ -158,16 +174,22 @@ describe('admission policy confining the operator (real control plane)', functio
     }
 
     it('changing a Service it does not manage, even to label it', async () => {
-      await refusedByPolicy(op.patch(SERVICE, ns, 'foreign', { metadata: { annotations: { a: 'b' } } }, 'merge'),
-        new RegExp(`may not update services ${ns}/foreign: it lacks the label`));
-      await refusedByPolicy(op.patch(SERVICE, ns, 'foreign-externalname', { metadata: { labels: MANAGED } }, 'merge'),
-        new RegExp(`may not update services ${ns}/foreign-externalname: it lacks the label`));
+      await refusedByPolicy(
+        op.patch(SERVICE, ns, 'foreign', { metadata: { annotations: { a: 'b' } } }, 'merge'),
+        new RegExp(`may not update services ${ns}/foreign: it lacks the label`),
+      );
+      await refusedByPolicy(
+        op.patch(SERVICE, ns, 'foreign-externalname', { metadata: { labels: MANAGED } }, 'merge'),
+        new RegExp(`may not update services ${ns}/foreign-externalname: it lacks the label`),
+      );
     });
 
     it('removing the managed-by label from its own Secret', async () => {
       await op.create(SECRET, secret(ns, 'own-relabel', { labels: MANAGED }));
-      await refusedByPolicy(op.patch(SECRET, ns, 'own-relabel', { metadata: { labels: { [MANAGED_BY_LABEL]: null } } }, 'merge'),
-        /the change removes the label/);
+      await refusedByPolicy(
+        op.patch(SECRET, ns, 'own-relabel', { metadata: { labels: { [MANAGED_BY_LABEL]: null } } }, 'merge'),
+        /the change removes the label/,
+      );
     });
 
     it('deleting a Secret or a Service (RBAC grants no delete)', async () => {
@@ -182,9 +204,19 @@ describe('admission policy confining the operator (real control plane)', functio
     describe('where RBAC would allow it', () => {
       before(async () => {
         await kubectlOk(cp, ['create', 'role', 'delete-anyway', '-n', ns, '--verb=delete', '--resource=secrets,services']);
-        await kubectlOk(cp, ['create', 'rolebinding', 'delete-anyway', '-n', ns, '--role=delete-anyway', `--serviceaccount=${OPERATOR_NS}:${OPERATOR_SA}`]);
+        await kubectlOk(cp, [
+          'create',
+          'rolebinding',
+          'delete-anyway',
+          '-n',
+          ns,
+          '--role=delete-anyway',
+          `--serviceaccount=${OPERATOR_NS}:${OPERATOR_SA}`,
+        ]);
         await eventually(async () => (await canI(cp, 'delete', 'secrets', ns)) === 'yes', {
-          description: 'RBAC to allow the operator to delete Secrets', timeoutMs: 30_000, intervalMs: 200,
+          description: 'RBAC to allow the operator to delete Secrets',
+          timeoutMs: 30_000,
+          intervalMs: 200,
         });
       });
       after(() => kubectlOk(cp, ['delete', 'rolebinding,role', 'delete-anyway', '-n', ns]));
@@ -204,8 +236,12 @@ describe('admission policy confining the operator (real control plane)', functio
       // Without a type the API server defaults it to Opaque before admission.
       await op.create(SECRET, secret(ns, 'beta-access', { labels: MANAGED }));
       await op.patch(SECRET, ns, 'alpha-access', { data: { key: b64('rotated') } }, 'merge');
-      await applyObject(op, SECRET, { apiVersion: 'v1', kind: 'Secret', ...secret(ns, 'gamma-access', { labels: MANAGED, type: 'Opaque' }) },
-        { fieldManager: 'bucketoperator' });
+      await applyObject(
+        op,
+        SECRET,
+        { apiVersion: 'v1', kind: 'Secret', ...secret(ns, 'gamma-access', { labels: MANAGED, type: 'Opaque' }) },
+        { fieldManager: 'bucketoperator' },
+      );
       const stored = await admin.get<V1Secret>(SECRET, ns, 'alpha-access');
       expect(stored.data?.['key']).to.equal(b64('rotated'));
       expect((await admin.get<V1Secret>(SECRET, ns, 'gamma-access')).type).to.equal('Opaque');
@@ -243,10 +279,20 @@ describe('admission policy confining the operator (real control plane)', functio
 
     it('another ServiceAccount holding the same RBAC', async () => {
       await kubectlOk(cp, ['create', 'serviceaccount', 'lookalike', '-n', ns]);
-      await kubectlOk(cp, ['create', 'rolebinding', 'lookalike', '-n', ns, '--clusterrole=bucketoperator-manager', `--serviceaccount=${ns}:lookalike`]);
+      await kubectlOk(cp, [
+        'create',
+        'rolebinding',
+        'lookalike',
+        '-n',
+        ns,
+        '--clusterrole=bucketoperator-manager',
+        `--serviceaccount=${ns}:lookalike`,
+      ]);
       const user = `system:serviceaccount:${ns}:lookalike`;
       await eventually(async () => (await canI(cp, 'create', 'secrets', ns, user)) === 'yes', {
-        description: 'RBAC to allow the lookalike ServiceAccount to create Secrets', timeoutMs: 30_000, intervalMs: 200,
+        description: 'RBAC to allow the lookalike ServiceAccount to create Secrets',
+        timeoutMs: 30_000,
+        intervalMs: 200,
       });
       const lookalike = clientFor(await cp.serviceAccountKubeconfig(ns, 'lookalike'));
       try {
@@ -283,7 +329,7 @@ describe('admission policy confining the operator (real control plane)', functio
       rmSync(tmp, { recursive: true, force: true });
     });
 
-    it('confines that install\'s ServiceAccount in the watched namespace', async () => {
+    it("confines that install's ServiceAccount in the watched namespace", async () => {
       await refusedByPolicy(nsOp.create(SECRET, secret(watched, 'unlabelled')), /it lacks the label/, policy);
       await nsOp.create(SECRET, secret(watched, 'labelled', { labels: MANAGED }));
     });

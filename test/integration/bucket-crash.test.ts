@@ -41,10 +41,16 @@ describe('crash safety (operator killed mid-flight, provider drops committed cre
   const listBuckets = async (t: Tenant) =>
     (JSON.parse(await kubectlOk(stack.cp, ['get', 'sbucket', '-n', t.ns, '-o', 'json'])) as { items: BucketJson[] }).items;
   const createAll = (t: Tenant) =>
-    apply(stack.cp, { apiVersion: 'v1', kind: 'List', items: Array.from({ length: COUNT }, (_, i) => bucketManifest(t.ns, `b${i}`, { sizeGB: 1 + i })) });
+    apply(stack.cp, {
+      apiVersion: 'v1',
+      kind: 'List',
+      items: Array.from({ length: COUNT }, (_, i) => bucketManifest(t.ns, `b${i}`, { sizeGB: 1 + i })),
+    });
   const allReady = (t: Tenant) =>
     eventually(async () => (await listBuckets(t)).filter((b) => condition(b, 'Ready')?.status === 'True').length === COUNT, {
-      description: `all ${COUNT} buckets to be Ready`, timeoutMs: 180_000, intervalMs: 500,
+      description: `all ${COUNT} buckets to be Ready`,
+      timeoutMs: 180_000,
+      intervalMs: 500,
     });
 
   it('creates exactly one provider bucket per StorageBucket', async () => {
@@ -62,7 +68,10 @@ describe('crash safety (operator killed mid-flight, provider drops committed cre
     const atProvider = await t.provider.buckets(t.ns);
     for (const b of await listBuckets(t)) {
       const mine = atProvider.filter((x) => x.tags['kubernetes-name'] === b.metadata.name);
-      expect(mine.map((x) => x.id), b.metadata.name).to.deep.equal([b.status?.id]);
+      expect(
+        mine.map((x) => x.id),
+        b.metadata.name,
+      ).to.deep.equal([b.status?.id]);
     }
     expect(atProvider).to.have.length(COUNT);
   });
@@ -76,7 +85,9 @@ describe('crash safety (operator killed mid-flight, provider drops committed cre
     await kubectlOk(stack.cp, ['delete', 'sbucket', '--all', '-n', t.ns, '--wait=false']);
     for (let i = 0; i < 3; i++) await crashAfterRandomDelay(random);
     await eventually(async () => (await listBuckets(t)).length === 0, {
-      description: 'every StorageBucket to be gone', timeoutMs: 120_000, intervalMs: 500,
+      description: 'every StorageBucket to be gone',
+      timeoutMs: 120_000,
+      intervalMs: 500,
     });
     expect(await t.provider.buckets(t.ns)).to.deep.equal([]);
   });

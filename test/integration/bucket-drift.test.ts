@@ -31,7 +31,9 @@ function delta(before: ProviderStats, after: ProviderStats): Record<string, numb
 
 /** Requests of a method on the per-bucket route, whatever the status. */
 const perBucket = (d: Record<string, number>, method: string) =>
-  Object.entries(d).filter(([k]) => k.startsWith(`${method} /buckets/{id} `)).reduce((n, [, v]) => n + v, 0);
+  Object.entries(d)
+    .filter(([k]) => k.startsWith(`${method} /buckets/{id} `))
+    .reduce((n, [, v]) => n + v, 0);
 
 describe('bulk drift detection (one provider list per scan instead of a GET per bucket)', function () {
   this.timeout(180_000);
@@ -40,10 +42,13 @@ describe('bulk drift detection (one provider list per scan instead of a GET per 
   const listBuckets = async (t: Tenant) =>
     (JSON.parse(await kubectlOk(stack.cp, ['get', 'sbucket', '-n', t.ns, '-o', 'json'])) as { items: BucketJson[] }).items;
   const allReady = (t: Tenant, count: number, description: string) =>
-    eventually(async () => {
-      const items = await listBuckets(t);
-      return items.length === count && items.every(isReady) ? items : undefined;
-    }, { description, timeoutMs: 90_000, intervalMs: 250 });
+    eventually(
+      async () => {
+        const items = await listBuckets(t);
+        return items.length === count && items.every(isReady) ? items : undefined;
+      },
+      { description, timeoutMs: 90_000, intervalMs: 250 },
+    );
   /** A tenant with a provider of its own and `count` Ready buckets `d0`, `d1`, ... */
   const tenantWithBuckets = async (count = COUNT) => {
     const t = await stack.tenant({ ownProvider: { activationDelayMs: 300 } });
@@ -54,10 +59,13 @@ describe('bulk drift detection (one provider list per scan instead of a GET per 
   };
   /** Waits until the operator has listed the provider `scans` more times than in `from`. */
   const scansAfter = (provider: ProviderProcess, from: ProviderStats, scans: number) =>
-    eventually(async () => {
-      const now = await provider.stats();
-      return (now.requests[LIST] ?? 0) - (from.requests[LIST] ?? 0) >= scans ? now : undefined;
-    }, { description: `${scans} drift scans`, timeoutMs: 60_000, intervalMs: 200 });
+    eventually(
+      async () => {
+        const now = await provider.stats();
+        return (now.requests[LIST] ?? 0) - (from.requests[LIST] ?? 0) >= scans ? now : undefined;
+      },
+      { description: `${scans} drift scans`, timeoutMs: 60_000, intervalMs: 200 },
+    );
 
   it('tags the buckets it creates, so one filtered list finds them all', async () => {
     const t = await tenantWithBuckets();
@@ -72,16 +80,20 @@ describe('bulk drift detection (one provider list per scan instead of a GET per 
     const [a, b] = await Promise.all([getJson<BucketJson>(cp, 'sbucket', 'd0', t.ns), getJson<BucketJson>(cp, 'sbucket', 'd1', t.ns)]);
     await t.provider.tamper(a!.status!.id!, { sizeGB: 3 });
     await t.provider.tamper(b!.status!.id!, { encrypted: true });
-    await eventually(async () => {
-      const byId = new Map((await t.provider.buckets(t.ns)).map((x) => [x.id, x]));
-      const x = byId.get(a!.status!.id!);
-      const y = byId.get(b!.status!.id!);
-      return x?.sizeGB === 10 && x.phase === 'Active' && y?.encrypted === false ? true : undefined;
-    }, { description: 'the drift to be corrected', timeoutMs: 30_000, intervalMs: 200 });
+    await eventually(
+      async () => {
+        const byId = new Map((await t.provider.buckets(t.ns)).map((x) => [x.id, x]));
+        const x = byId.get(a!.status!.id!);
+        const y = byId.get(b!.status!.id!);
+        return x?.sizeGB === 10 && x.phase === 'Active' && y?.encrypted === false ? true : undefined;
+      },
+      { description: 'the drift to be corrected', timeoutMs: 30_000, intervalMs: 200 },
+    );
     await allReady(t, 2, 'all Ready again after the correction');
     // Each correction is counted by the field that drifted.
     const text = await stack.metrics();
-    const corrected = (field: string) => Number(new RegExp(`^bucketoperator_drift_corrected_total\\{field="${field}"\\} (\\S+)$`, 'm').exec(text)?.[1] ?? 0);
+    const corrected = (field: string) =>
+      Number(new RegExp(`^bucketoperator_drift_corrected_total\\{field="${field}"\\} (\\S+)$`, 'm').exec(text)?.[1] ?? 0);
     expect(corrected('sizeGB'), 'sizeGB corrections counted').to.be.at.least(1);
     expect(corrected('encrypted'), 'encrypted corrections counted').to.be.at.least(1);
   });
@@ -91,10 +103,13 @@ describe('bulk drift detection (one provider list per scan instead of a GET per 
     const { cp } = stack;
     const before = (await getJson<BucketJson>(cp, 'sbucket', 'd0', t.ns))!;
     await t.provider.remove(before.status!.id!);
-    const after = await eventually(async () => {
-      const b = await getJson<BucketJson>(cp, 'sbucket', 'd0', t.ns);
-      return b && isReady(b) && b.status?.id !== before.status?.id ? b : undefined;
-    }, { description: 'd0 to be recreated', timeoutMs: 30_000, intervalMs: 200 });
+    const after = await eventually(
+      async () => {
+        const b = await getJson<BucketJson>(cp, 'sbucket', 'd0', t.ns);
+        return b && isReady(b) && b.status?.id !== before.status?.id ? b : undefined;
+      },
+      { description: 'd0 to be recreated', timeoutMs: 30_000, intervalMs: 200 },
+    );
     const mine = (await t.provider.buckets(t.ns)).filter((x) => x.tags['kubernetes-name'] === 'd0');
     expect(mine.map((x) => x.id)).to.deep.equal([after.status?.id]);
   });
@@ -132,6 +147,9 @@ describe('bulk drift detection (one provider list per scan instead of a GET per 
     expect(d['DELETE /buckets/{id} 204'], JSON.stringify(d)).to.equal(COUNT);
     expect(perBucket(d, 'GET'), JSON.stringify(d)).to.equal(0);
     // Besides the DELETEs only the scans' lists, which go on meanwhile.
-    expect(Object.keys(d).filter((k) => k !== LIST && k !== 'DELETE /buckets/{id} 204'), JSON.stringify(d)).to.deep.equal([]);
+    expect(
+      Object.keys(d).filter((k) => k !== LIST && k !== 'DELETE /buckets/{id} 204'),
+      JSON.stringify(d),
+    ).to.deep.equal([]);
   });
 });

@@ -8,7 +8,16 @@
 import { expect } from 'chai';
 import { eventually } from '../support/eventually';
 import {
-  apply, bucketManifest, condition, getJson, kubectlOk, providerManifests, reconciledAfterNow, waitForGone, waitForObject, type BucketJson,
+  apply,
+  bucketManifest,
+  condition,
+  getJson,
+  kubectlOk,
+  providerManifests,
+  reconciledAfterNow,
+  waitForGone,
+  waitForObject,
+  type BucketJson,
 } from '../support/kube';
 import { countRequests, startProviderProcess, type ProviderProcess } from '../support/provider-process';
 import { useStack, type Tenant } from '../support/stack';
@@ -48,11 +57,19 @@ describe('StorageBucket lifecycle (operator under its ServiceAccount, real provi
   };
   /** Waits until the provider has answered `n` more drift-scan lists than in `from`. */
   const scansAfter = (p: ProviderProcess, from: number, n: number) =>
-    eventually(async () => countRequests(await p.stats(), LIST) - from >= n, { description: `${n} drift scans at ${p.url}`, timeoutMs: 30_000, intervalMs: 200 });
+    eventually(async () => countRequests(await p.stats(), LIST) - from >= n, {
+      description: `${n} drift scans at ${p.url}`,
+      timeoutMs: 30_000,
+      intervalMs: 200,
+    });
   /** Waits for ATTEMPTS requests matching `pattern` since `from`; returns how many there were then. */
   const attemptsSeen = async (p: ProviderProcess, pattern: RegExp, from: number) => {
     const count = async () => countRequests(await p.stats(), pattern) - from;
-    await eventually(async () => (await count()) >= ATTEMPTS, { description: `${ATTEMPTS} attempts matching ${pattern}`, timeoutMs: 30_000, intervalMs: 20 });
+    await eventually(async () => (await count()) >= ATTEMPTS, {
+      description: `${ATTEMPTS} attempts matching ${pattern}`,
+      timeoutMs: 30_000,
+      intervalMs: 20,
+    });
     return count();
   };
 
@@ -70,7 +87,13 @@ describe('StorageBucket lifecycle (operator under its ServiceAccount, real provi
     expect(b.metadata.annotations?.['storage.avalonhosting.example/idempotency-key']).to.equal(b.status?.idempotencyKey);
 
     const secret = await waitForObject<{ data: Record<string, string>; metadata: { ownerReferences: Array<{ uid: string; controller: boolean }> } }>(
-      cp, 'secret', 'alpha-access', t.ns, () => true, 'the access Secret');
+      cp,
+      'secret',
+      'alpha-access',
+      t.ns,
+      () => true,
+      'the access Secret',
+    );
     const data = Object.fromEntries(Object.entries(secret.data).map(([k, v]) => [k, Buffer.from(v, 'base64').toString()]));
     expect(data['bucketId']).to.equal(b.status?.id);
     expect(data['endpoint']).to.equal(b.status?.endpoint);
@@ -87,7 +110,14 @@ describe('StorageBucket lifecycle (operator under its ServiceAccount, real provi
     const t = await stack.tenant();
     await readyBucket(t, 'alpha', { sizeGB: 10 });
     await kubectlOk(stack.cp, ['patch', 'sbucket', 'alpha', '-n', t.ns, '--type=merge', '-p', '{"spec":{"sizeGB":25}}']);
-    const b = await waitForObject<BucketJson>(stack.cp, 'sbucket', 'alpha', t.ns, (x) => isReady(x) && x.status?.sizeGB === 25, 'the resize to finish');
+    const b = await waitForObject<BucketJson>(
+      stack.cp,
+      'sbucket',
+      'alpha',
+      t.ns,
+      (x) => isReady(x) && x.status?.sizeGB === 25,
+      'the resize to finish',
+    );
     const atProvider = (await t.provider.buckets(t.ns)).find((x) => x.id === b.status?.id);
     expect(atProvider).to.include({ sizeGB: 25, phase: 'Active' });
   });
@@ -96,17 +126,27 @@ describe('StorageBucket lifecycle (operator under its ServiceAccount, real provi
     const t = await stack.tenant();
     const b = await readyBucket(t, 'alpha', { sizeGB: 25 });
     await t.provider.tamper(b.status!.id!, { sizeGB: 3, encrypted: true });
-    await eventually(async () => {
-      const x = (await t.provider.buckets(t.ns)).find((y) => y.id === b.status?.id);
-      return x && x.sizeGB === 25 && x.encrypted === false && x.phase === 'Active' ? x : undefined;
-    }, { description: 'the drift to be corrected', timeoutMs: 60_000, intervalMs: 250 });
+    await eventually(
+      async () => {
+        const x = (await t.provider.buckets(t.ns)).find((y) => y.id === b.status?.id);
+        return x && x.sizeGB === 25 && x.encrypted === false && x.phase === 'Active' ? x : undefined;
+      },
+      { description: 'the drift to be corrected', timeoutMs: 60_000, intervalMs: 250 },
+    );
   });
 
   it('recreates a bucket deleted at the provider, with a new key', async () => {
     const t = await stack.tenant();
     const before = await readyBucket(t, 'alpha');
     await t.provider.remove(before.status!.id!);
-    const after = await waitForObject<BucketJson>(stack.cp, 'sbucket', 'alpha', t.ns, (x) => isReady(x) && x.status?.id !== before.status?.id, 'the bucket to be recreated');
+    const after = await waitForObject<BucketJson>(
+      stack.cp,
+      'sbucket',
+      'alpha',
+      t.ns,
+      (x) => isReady(x) && x.status?.id !== before.status?.id,
+      'the bucket to be recreated',
+    );
     expect(after.status?.idempotencyKey).to.not.equal(before.status?.idempotencyKey);
     const atProvider = (await t.provider.buckets(t.ns)).filter((x) => x.tags['kubernetes-name'] === 'alpha');
     expect(atProvider.map((x) => x.id)).to.deep.equal([after.status?.id]);
@@ -123,14 +163,28 @@ describe('StorageBucket lifecycle (operator under its ServiceAccount, real provi
     await kubectlOk(cp, ['delete', 'secret', 'alpha-access', '-n', t.ns]);
     await kubectlOk(cp, ['patch', 'service', 'alpha', '-n', t.ns, '--type=merge', '-p', '{"spec":{"externalName":"evil.example"}}']);
     await waitForObject(cp, 'secret', 'alpha-access', t.ns, () => true, 'the Secret to be recreated');
-    await waitForObject<{ spec: { externalName: string } }>(cp, 'service', 'alpha', t.ns, (s) => s.spec.externalName === new URL(b.status!.endpoint!).hostname, 'the Service to be repaired');
+    await waitForObject<{ spec: { externalName: string } }>(
+      cp,
+      'service',
+      'alpha',
+      t.ns,
+      (s) => s.spec.externalName === new URL(b.status!.endpoint!).hostname,
+      'the Service to be repaired',
+    );
   });
 
   it('waits for a missing BucketProviderConfig and proceeds once it appears', async () => {
     const t = await stack.tenant();
     const { cp } = stack;
     await apply(cp, bucketManifest(t.ns, 'waiting', { providerRef: { name: 'later' } }));
-    const b = await waitForObject<BucketJson>(cp, 'sbucket', 'waiting', t.ns, (x) => condition(x, 'Ready')?.reason === 'ProviderConfigNotFound', 'ProviderConfigNotFound');
+    const b = await waitForObject<BucketJson>(
+      cp,
+      'sbucket',
+      'waiting',
+      t.ns,
+      (x) => condition(x, 'Ready')?.reason === 'ProviderConfigNotFound',
+      'ProviderConfigNotFound',
+    );
     expect(condition(b, 'Synced')?.status).to.equal('False');
     await apply(cp, { apiVersion: 'v1', kind: 'List', items: providerManifests(t.ns, t.provider.url, t.provider.apiKey, 'later') });
     await ready(t, 'waiting');
@@ -142,8 +196,20 @@ describe('StorageBucket lifecycle (operator under its ServiceAccount, real provi
     await readyBucket(t, 'waiting');
     await apply(cp, { apiVersion: 'v1', kind: 'Secret', metadata: { name: 'provider-key', namespace: t.ns }, stringData: { apiKey: 'wrong-key' } });
     await kubectlOk(cp, ['patch', 'sbucket', 'waiting', '-n', t.ns, '--type=merge', '-p', '{"spec":{"sizeGB":11}}']);
-    await waitForObject<BucketJson>(cp, 'sbucket', 'waiting', t.ns, (x) => condition(x, 'Ready')?.reason === 'CredentialsRejected', 'CredentialsRejected');
-    await apply(cp, { apiVersion: 'v1', kind: 'Secret', metadata: { name: 'provider-key', namespace: t.ns }, stringData: { apiKey: t.provider.apiKey } });
+    await waitForObject<BucketJson>(
+      cp,
+      'sbucket',
+      'waiting',
+      t.ns,
+      (x) => condition(x, 'Ready')?.reason === 'CredentialsRejected',
+      'CredentialsRejected',
+    );
+    await apply(cp, {
+      apiVersion: 'v1',
+      kind: 'Secret',
+      metadata: { name: 'provider-key', namespace: t.ns },
+      stringData: { apiKey: t.provider.apiKey },
+    });
     await waitForObject<BucketJson>(cp, 'sbucket', 'waiting', t.ns, (x) => isReady(x) && x.status?.sizeGB === 11, 'recovery after rotation');
   });
 
@@ -155,9 +221,23 @@ describe('StorageBucket lifecycle (operator under its ServiceAccount, real provi
       kubectlOk(cp, ['patch', 'bucketproviderconfig', 'provider', '-n', t.ns, '--type=merge', '-p', JSON.stringify({ spec: { endpoint } })]);
     // Port 9 (discard) refuses connections on loopback: the provider is unreachable.
     await patchEndpoint('http://127.0.0.1:9');
-    await waitForObject<BucketJson>(cp, 'sbucket', 'alpha', t.ns, (x) => condition(x, 'Synced')?.reason === 'ProviderUnavailable', 'ProviderUnavailable after the endpoint change');
+    await waitForObject<BucketJson>(
+      cp,
+      'sbucket',
+      'alpha',
+      t.ns,
+      (x) => condition(x, 'Synced')?.reason === 'ProviderUnavailable',
+      'ProviderUnavailable after the endpoint change',
+    );
     await patchEndpoint(t.provider.url);
-    await waitForObject<BucketJson>(cp, 'sbucket', 'alpha', t.ns, (x) => isReady(x) && condition(x, 'Synced')?.status === 'True', 'Synced again after the endpoint is restored');
+    await waitForObject<BucketJson>(
+      cp,
+      'sbucket',
+      'alpha',
+      t.ns,
+      (x) => isReady(x) && condition(x, 'Synced')?.status === 'True',
+      'Synced again after the endpoint is restored',
+    );
   });
 
   it('keeps a BucketProviderConfig while buckets use it, and shows the count', async () => {
@@ -165,11 +245,24 @@ describe('StorageBucket lifecycle (operator under its ServiceAccount, real provi
     const { cp } = stack;
     await apply(cp, { apiVersion: 'v1', kind: 'List', items: providerManifests(t.ns, t.provider.url, t.provider.apiKey, 'later') });
     await readyBucket(t, 'waiting', { providerRef: { name: 'later' } });
-    const cfg = await waitForObject<{ status?: { bucketCount?: number } }>(cp, 'bucketproviderconfig', 'later', t.ns, (c) => c.status?.bucketCount === 1, 'bucketCount 1');
+    const cfg = await waitForObject<{ status?: { bucketCount?: number } }>(
+      cp,
+      'bucketproviderconfig',
+      'later',
+      t.ns,
+      (c) => c.status?.bucketCount === 1,
+      'bucketCount 1',
+    );
     expect(cfg.status?.bucketCount).to.equal(1);
     await kubectlOk(cp, ['delete', 'bucketproviderconfig', 'later', '-n', t.ns, '--wait=false']);
     await waitForObject<{ metadata: { deletionTimestamp?: string }; status?: { conditions?: Array<{ type: string; reason: string }> } }>(
-      cp, 'bucketproviderconfig', 'later', t.ns, (c) => Boolean(c.metadata.deletionTimestamp) && c.status?.conditions?.some((x) => x.reason === 'InUse') === true, 'config held InUse');
+      cp,
+      'bucketproviderconfig',
+      'later',
+      t.ns,
+      (c) => Boolean(c.metadata.deletionTimestamp) && c.status?.conditions?.some((x) => x.reason === 'InUse') === true,
+      'config held InUse',
+    );
     await kubectlOk(cp, ['delete', 'sbucket', 'waiting', '-n', t.ns, '--wait=false']);
     await waitForGone(cp, 'sbucket', 'waiting', t.ns);
     await waitForGone(cp, 'bucketproviderconfig', 'later', t.ns);
@@ -182,7 +275,14 @@ describe('StorageBucket lifecycle (operator under its ServiceAccount, real provi
     // The drift scan lists an account only while it has a Ready bucket: the sentinel's.
     await Promise.all([readyBucket(t, 'alpha', { sizeGB: 25 }), readyBucket(t, 'sentinel')]);
     await kubectlOk(cp, ['annotate', 'sbucket', 'alpha', '-n', t.ns, `${PAUSED}=true`]);
-    await waitForObject<BucketJson>(cp, 'sbucket', 'alpha', t.ns, (x) => condition(x, 'Synced')?.reason === 'ReconcilePaused', 'Synced=ReconcilePaused');
+    await waitForObject<BucketJson>(
+      cp,
+      'sbucket',
+      'alpha',
+      t.ns,
+      (x) => condition(x, 'Synced')?.reason === 'ReconcilePaused',
+      'Synced=ReconcilePaused',
+    );
     const before = await t.provider.stats();
     await kubectlOk(cp, ['patch', 'sbucket', 'alpha', '-n', t.ns, '--type=merge', '-p', '{"spec":{"sizeGB":30}}']);
     // Barriers: a reconcile has read the resized spec, and two drift scans of the account
@@ -231,7 +331,14 @@ describe('StorageBucket lifecycle (operator under its ServiceAccount, real provi
     const t = await stack.tenant({ ownProvider: { faults: { outage: true } } });
     const { cp } = stack;
     await apply(cp, bucketManifest(t.ns, 'outage'));
-    await waitForObject<BucketJson>(cp, 'sbucket', 'outage', t.ns, (x) => condition(x, 'Synced')?.reason === 'ProviderUnavailable', 'ProviderUnavailable');
+    await waitForObject<BucketJson>(
+      cp,
+      'sbucket',
+      'outage',
+      t.ns,
+      (x) => condition(x, 'Synced')?.reason === 'ProviderUnavailable',
+      'ProviderUnavailable',
+    );
     const seen = await attemptsSeen(t.provider, /^GET \/buckets 503$/, 0);
     expect(seen, 'attempts when the 8th was seen').to.be.at.most(ATTEMPTS + SLACK);
     await t.provider.setFaults({});
@@ -260,7 +367,14 @@ describe('StorageBucket lifecycle (operator under its ServiceAccount, real provi
     await kubectlOk(cp, ['delete', 'sbucket', 'stubborn', '-n', t.ns, '--wait=false']);
     const seen = await attemptsSeen(t.provider, failedDeletes, from);
     expect(seen, 'attempts when the 8th was seen').to.be.at.most(ATTEMPTS + SLACK);
-    const stuck = await waitForObject<BucketJson>(cp, 'sbucket', 'stubborn', t.ns, (x) => condition(x, 'Synced')?.reason === 'ProviderUnavailable', 'ProviderUnavailable while deleting');
+    const stuck = await waitForObject<BucketJson>(
+      cp,
+      'sbucket',
+      'stubborn',
+      t.ns,
+      (x) => condition(x, 'Synced')?.reason === 'ProviderUnavailable',
+      'ProviderUnavailable while deleting',
+    );
     expect(stuck.metadata.finalizers).to.include(FINALIZER);
     await t.provider.setFaults({});
     await waitForGone(cp, 'sbucket', 'stubborn', t.ns, 90_000);
@@ -276,8 +390,22 @@ describe('StorageBucket lifecycle (operator under its ServiceAccount, real provi
       await apply(cp, { apiVersion: 'v1', kind: 'List', items: providerManifests(t.ns, t.provider.url, t.provider.apiKey, 'switchable') });
       const b = await ready(t, 'moved');
       const pointAt = async (p: ProviderProcess) => {
-        await apply(cp, { apiVersion: 'v1', kind: 'Secret', metadata: { name: 'switchable-key', namespace: t.ns }, stringData: { apiKey: p.apiKey } });
-        await kubectlOk(cp, ['patch', 'bucketproviderconfig', 'switchable', '-n', t.ns, '--type=merge', '-p', JSON.stringify({ spec: { endpoint: p.url } })]);
+        await apply(cp, {
+          apiVersion: 'v1',
+          kind: 'Secret',
+          metadata: { name: 'switchable-key', namespace: t.ns },
+          stringData: { apiKey: p.apiKey },
+        });
+        await kubectlOk(cp, [
+          'patch',
+          'bucketproviderconfig',
+          'switchable',
+          '-n',
+          t.ns,
+          '--type=merge',
+          '-p',
+          JSON.stringify({ spec: { endpoint: p.url } }),
+        ]);
       };
       await pointAt(other);
       await waitForObject<BucketJson>(cp, 'sbucket', 'moved', t.ns, (x) => condition(x, 'Ready')?.reason === 'ProviderChanged', 'ProviderChanged');
@@ -315,7 +443,9 @@ describe('StorageBucket lifecycle (operator under its ServiceAccount, real provi
     const t = await stack.tenant();
     const { cp } = stack;
     await apply(cp, {
-      apiVersion: 'v1', kind: 'Service', metadata: { name: 'media', namespace: t.ns },
+      apiVersion: 'v1',
+      kind: 'Service',
+      metadata: { name: 'media', namespace: t.ns },
       spec: { selector: { app: 'media' }, ports: [{ port: 80 }] },
     });
     await readyBucket(t, 'media');
@@ -329,12 +459,20 @@ describe('StorageBucket lifecycle (operator under its ServiceAccount, real provi
     const t = await stack.tenant({ prefix: 'doomed' });
     const { cp } = stack;
     await readyBucket(t, 'one');
-    const secret = await waitForObject<{ metadata: { finalizers?: string[] } }>(cp, 'secret', 'provider-key', t.ns,
-      (x) => (x.metadata.finalizers ?? []).includes('storage.avalonhosting.example/in-use'), 'the credentials Secret to be protected');
+    const secret = await waitForObject<{ metadata: { finalizers?: string[] } }>(
+      cp,
+      'secret',
+      'provider-key',
+      t.ns,
+      (x) => (x.metadata.finalizers ?? []).includes('storage.avalonhosting.example/in-use'),
+      'the credentials Secret to be protected',
+    );
     expect(secret.metadata.finalizers).to.include('storage.avalonhosting.example/in-use');
     await kubectlOk(cp, ['delete', 'namespace', t.ns, '--wait=false']);
     await eventually(async () => (await cp.kubectl(['get', 'namespace', t.ns])).code !== 0, {
-      description: `namespace ${t.ns} to be gone`, timeoutMs: 120_000, intervalMs: 500,
+      description: `namespace ${t.ns} to be gone`,
+      timeoutMs: 120_000,
+      intervalMs: 500,
     });
     expect(await t.provider.buckets(t.ns)).to.deep.equal([]);
   });
@@ -346,8 +484,20 @@ describe('StorageBucket lifecycle (operator under its ServiceAccount, real provi
     // Through a rejection and a rotation, where a careless message would quote a key.
     await apply(cp, { apiVersion: 'v1', kind: 'List', items: providerManifests(t.ns, t.provider.url, wrongKey, 'rotated') });
     await apply(cp, bucketManifest(t.ns, 'quiet', { providerRef: { name: 'rotated' } }));
-    await waitForObject<BucketJson>(cp, 'sbucket', 'quiet', t.ns, (x) => condition(x, 'Ready')?.reason === 'CredentialsRejected', 'CredentialsRejected');
-    await apply(cp, { apiVersion: 'v1', kind: 'Secret', metadata: { name: 'rotated-key', namespace: t.ns }, stringData: { apiKey: t.provider.apiKey } });
+    await waitForObject<BucketJson>(
+      cp,
+      'sbucket',
+      'quiet',
+      t.ns,
+      (x) => condition(x, 'Ready')?.reason === 'CredentialsRejected',
+      'CredentialsRejected',
+    );
+    await apply(cp, {
+      apiVersion: 'v1',
+      kind: 'Secret',
+      metadata: { name: 'rotated-key', namespace: t.ns },
+      stringData: { apiKey: t.provider.apiKey },
+    });
     await ready(t, 'quiet');
     const events = await kubectlOk(cp, ['get', 'events.events.k8s.io', '-n', t.ns, '-o', 'json']);
     const buckets = await kubectlOk(cp, ['get', 'sbucket,bucketproviderconfig', '-n', t.ns, '-o', 'json']);

@@ -6,7 +6,17 @@
  * are counted), so "never creates, changes or deletes" is a fact, not a claim.
  */
 import { expect } from 'chai';
-import { apply, bucketManifest, condition, getJson, kubectlOk, reconciledAfterNow, waitForGone, waitForObject, type BucketJson } from '../support/kube';
+import {
+  apply,
+  bucketManifest,
+  condition,
+  getJson,
+  kubectlOk,
+  reconciledAfterNow,
+  waitForGone,
+  waitForObject,
+  type BucketJson,
+} from '../support/kube';
 import { countRequests, type ProviderProcess } from '../support/provider-process';
 import { useStack } from '../support/stack';
 import { sharedControlPlane } from './setup';
@@ -31,7 +41,11 @@ describe('StorageBucket managementPolicy Observe and reconcile-requested-at', fu
   async function providerBucket(provider: ProviderProcess, sizeGB: number): Promise<string> {
     const res = await fetch(`${provider.url}/buckets`, {
       method: 'POST',
-      headers: { authorization: `Bearer ${provider.apiKey}`, 'content-type': 'application/json', 'idempotency-key': `outside-${Date.now()}-${Math.random()}` },
+      headers: {
+        authorization: `Bearer ${provider.apiKey}`,
+        'content-type': 'application/json',
+        'idempotency-key': `outside-${Date.now()}-${Math.random()}`,
+      },
       body: JSON.stringify({ region: 'eu-west-1', sizeGB, encrypted: true, tags: { team: 'data' } }),
     });
     expect(res.status).to.equal(201);
@@ -45,7 +59,14 @@ describe('StorageBucket managementPolicy Observe and reconcile-requested-at', fu
     const before = await writes(t.provider);
     // The spec's size and encryption disagree with the provider's on purpose: Observe enforces nothing.
     await apply(cp, bucketManifest(t.ns, 'imported', { sizeGB: 100, encrypted: false, managementPolicy: 'Observe' }, { [ADOPT]: id }));
-    const b = await waitForObject<ObservedJson>(cp, 'sbucket', 'imported', t.ns, (x) => condition(x, 'Ready')?.status === 'True', 'the observed bucket to be Ready');
+    const b = await waitForObject<ObservedJson>(
+      cp,
+      'sbucket',
+      'imported',
+      t.ns,
+      (x) => condition(x, 'Ready')?.status === 'True',
+      'the observed bucket to be Ready',
+    );
     expect(b.status).to.deep.include({ id, sizeGB: 40, region: 'eu-west-1', encrypted: true, phase: 'Active' });
     expect(b.metadata.finalizers ?? []).to.not.include(FINALIZER);
     await waitForObject(cp, 'secret', 'imported-access', t.ns, () => true, 'the access Secret of the observed bucket');
@@ -66,7 +87,14 @@ describe('StorageBucket managementPolicy Observe and reconcile-requested-at', fu
     const { cp } = stack;
     const before = await writes(t.provider);
     await apply(cp, bucketManifest(t.ns, 'ghost', { managementPolicy: 'Observe' }, { [ADOPT]: 'bucket-999999' }));
-    const b = await waitForObject<ObservedJson>(cp, 'sbucket', 'ghost', t.ns, (x) => condition(x, 'Ready')?.reason === 'ObservedBucketNotFound', 'the missing bucket to be reported');
+    const b = await waitForObject<ObservedJson>(
+      cp,
+      'sbucket',
+      'ghost',
+      t.ns,
+      (x) => condition(x, 'Ready')?.reason === 'ObservedBucketNotFound',
+      'the missing bucket to be reported',
+    );
     expect(condition(b, 'Ready')).to.include({ status: 'False' });
     expect(condition(b, 'Reconciling')).to.include({ status: 'True', reason: 'ObservedBucketNotFound' });
     // Barrier: one more reconcile of it has run since, and still nothing was written.
@@ -92,11 +120,20 @@ describe('StorageBucket managementPolicy Observe and reconcile-requested-at', fu
     await apply(cp, bucketManifest(t.ns, 'promoted', { sizeGB: 10, managementPolicy: 'Observe' }, { [ADOPT]: id }));
     await waitForObject<ObservedJson>(cp, 'sbucket', 'promoted', t.ns, (x) => condition(x, 'Ready')?.status === 'True', 'observed first');
     await kubectlOk(cp, ['patch', 'sbucket', 'promoted', '-n', t.ns, '--type=merge', '-p', '{"spec":{"managementPolicy":"Full","sizeGB":30}}']);
-    const b = await waitForObject<ObservedJson>(cp, 'sbucket', 'promoted', t.ns,
-      (x) => (x.metadata.finalizers ?? []).includes(FINALIZER) && x.status?.sizeGB === 30 && condition(x, 'Ready')?.status === 'True', 'adopted and resized');
+    const b = await waitForObject<ObservedJson>(
+      cp,
+      'sbucket',
+      'promoted',
+      t.ns,
+      (x) => (x.metadata.finalizers ?? []).includes(FINALIZER) && x.status?.sizeGB === 30 && condition(x, 'Ready')?.status === 'True',
+      'adopted and resized',
+    );
     expect(b.status?.id).to.equal(id);
     await kubectlOk(cp, ['delete', 'sbucket', 'promoted', '-n', t.ns, '--wait=true', '--timeout=60s']);
-    expect((await t.provider.buckets()).find((x) => x.id === id), 'deleted with the StorageBucket').to.equal(undefined);
+    expect(
+      (await t.provider.buckets()).find((x) => x.id === id),
+      'deleted with the StorageBucket',
+    ).to.equal(undefined);
   });
 
   it('reconcile-requested-at is handled and echoed into status.lastHandledReconcileAt', async () => {
@@ -108,7 +145,14 @@ describe('StorageBucket managementPolicy Observe and reconcile-requested-at', fu
     // Drift made at the provider; the drift interval is short here, so the proof that the
     // request was handled is the echo, which only a reconcile of this request writes.
     await kubectlOk(cp, ['annotate', 'sbucket', 'poked', '-n', t.ns, `${REQUESTED}=2026-12-01T10:00:00Z`, '--overwrite']);
-    const b1 = await waitForObject<ObservedJson>(cp, 'sbucket', 'poked', t.ns, (x) => x.status?.lastHandledReconcileAt === '2026-12-01T10:00:00Z', 'the request to be echoed');
+    const b1 = await waitForObject<ObservedJson>(
+      cp,
+      'sbucket',
+      'poked',
+      t.ns,
+      (x) => x.status?.lastHandledReconcileAt === '2026-12-01T10:00:00Z',
+      'the request to be echoed',
+    );
     expect(condition(b1, 'Ready')?.status).to.equal('True');
     expect(b1.status?.id).to.equal(b0.status?.id);
     await kubectlOk(cp, ['delete', 'sbucket', 'poked', '-n', t.ns, '--wait=false']);

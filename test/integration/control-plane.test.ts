@@ -1,15 +1,7 @@
 import { existsSync, mkdtempSync, readdirSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
-import {
-  ApiException,
-  AppsV1Api,
-  CoreV1Api,
-  KubeConfig,
-  RbacAuthorizationV1Api,
-  type V1Deployment,
-  type V1PodSpec,
-} from '@kubernetes/client-node';
+import { ApiException, AppsV1Api, CoreV1Api, KubeConfig, RbacAuthorizationV1Api, type V1Deployment, type V1PodSpec } from '@kubernetes/client-node';
 import { expect } from 'chai';
 import { resolveBinaries, startControlPlane, type ControlPlane } from '../support/control-plane';
 import { freshNamespace, sharedControlPlane } from './setup';
@@ -126,7 +118,8 @@ describe('local control plane (etcd, kube-apiserver, kube-controller-manager)', 
 
     // The authorizer reads RBAC objects from an informer, so the binding applies shortly after.
     await eventually(async () => (await statusOf(asReader.listNamespacedSecret({ namespace: ns }))) === 200, {
-      description: `ServiceAccount ${ns}/reader allowed to list secrets`, timeoutMs: 30_000,
+      description: `ServiceAccount ${ns}/reader allowed to list secrets`,
+      timeoutMs: 30_000,
     });
     expect(await statusOf(asReader.listNamespacedSecret({ namespace: 'default' }))).to.equal(403);
   });
@@ -146,10 +139,11 @@ describe('local control plane (etcd, kube-apiserver, kube-controller-manager)', 
 
     await core.deleteNamespacedConfigMap({ namespace: ns, name: 'owner' });
 
-    await eventually(
-      async () => (await statusOf(core.readNamespacedSecret({ namespace: ns, name: 'owned' }))) === 404,
-      { description: `garbage collection of secret ${ns}/owned`, timeoutMs: 60_000, intervalMs: 250 },
-    );
+    await eventually(async () => (await statusOf(core.readNamespacedSecret({ namespace: ns, name: 'owned' }))) === 404, {
+      description: `garbage collection of secret ${ns}/owned`,
+      timeoutMs: 60_000,
+      intervalMs: 250,
+    });
   });
 
   describe('Deployments under Pod Security "restricted"', function () {
@@ -184,9 +178,7 @@ describe('local control plane (etcd, kube-apiserver, kube-controller-manager)', 
       const failure = await eventually(
         async () => {
           const sets = await apps.listNamespacedReplicaSet({ namespace: ns, labelSelector: 'app=bad' });
-          return sets.items
-            .flatMap((rs) => rs.status?.conditions ?? [])
-            .find((c) => c.type === 'ReplicaFailure' && c.reason === 'FailedCreate');
+          return sets.items.flatMap((rs) => rs.status?.conditions ?? []).find((c) => c.type === 'ReplicaFailure' && c.reason === 'FailedCreate');
         },
         { description: `a FailedCreate condition on the ReplicaSet of ${ns}/bad`, timeoutMs: 60_000, intervalMs: 250 },
       );
@@ -239,7 +231,10 @@ describe('control plane lifecycle', function () {
     const workDir = dirname(cp.kubeconfigPath);
     const running = processesMentioning(workDir);
     for (const binary of [cp.binaries.etcd, cp.binaries.kubeApiserver, cp.binaries.kubeControllerManager]) {
-      expect(running.some((p) => p.argv[0] === binary), `a running ${binary}`).to.equal(true);
+      expect(
+        running.some((p) => p.argv[0] === binary),
+        `a running ${binary}`,
+      ).to.equal(true);
     }
 
     await cp.stop();

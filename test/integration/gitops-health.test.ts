@@ -8,9 +8,7 @@ import { expect } from 'chai';
 import { writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { stringify } from 'yaml';
-import {
-  CUSTOMIZATIONS_DIR, evaluateFluxHealth, runHealthLua, type FluxStatus, type KubeObjectData,
-} from '../support/gitops';
+import { CUSTOMIZATIONS_DIR, evaluateFluxHealth, runHealthLua, type FluxStatus, type KubeObjectData } from '../support/gitops';
 import type { ControlPlane } from '../support/control-plane';
 import { apply, bucketManifest, condition, getJson, kubectlOk, providerManifests, waitForObject, type BucketJson } from '../support/kube';
 import { eventually } from '../support/eventually';
@@ -88,7 +86,10 @@ describe('GitOps health checks on live objects (lua5.1 and cel-go)', function ()
     for (const m of providerManifests(ns, fast.url, 'not-the-key', 'wrong-key')) await apply(cp, m);
     for (const m of providerManifests(ns, fast.url, fast.apiKey, 'movable')) await apply(cp, m);
     await apply(cp, providerManifests(ns, fast.url, fast.apiKey, 'no-secret')[1]);
-    await apply(cp, { ...providerManifests(ns, fast.url, fast.apiKey, 'bad-endpoint')[1], spec: { endpoint: 'http://[bad', secretRef: { name: 'provider-key' }, insecure: true } });
+    await apply(cp, {
+      ...providerManifests(ns, fast.url, fast.apiKey, 'bad-endpoint')[1],
+      spec: { endpoint: 'http://[bad', secretRef: { name: 'provider-key' }, insecure: true },
+    });
 
     const paused = { [`${GROUP}/paused`]: 'true' };
     await apply(cp, bucketManifest(ns, 'ready'));
@@ -106,7 +107,15 @@ describe('GitOps health checks on live objects (lua5.1 and cel-go)', function ()
     await waitForObject<Json>(cp, 'sbucket', 'paused-ready', ns, isReady, 'paused-ready to be Ready');
     await kubectlOk(cp, ['annotate', 'sbucket/paused-ready', '-n', ns, `${GROUP}/paused=true`]);
     await waitForObject<Json>(cp, 'sbucket', 'moved', ns, isReady, 'moved to be Ready');
-    await kubectlOk(cp, ['patch', 'bucketproviderconfig/movable', '-n', ns, '--type=merge', '-p', JSON.stringify({ spec: { endpoint: slow.url, secretRef: { name: 'slow-key', key: 'apiKey' } } })]);
+    await kubectlOk(cp, [
+      'patch',
+      'bucketproviderconfig/movable',
+      '-n',
+      ns,
+      '--type=merge',
+      '-p',
+      JSON.stringify({ spec: { endpoint: slow.url, secretRef: { name: 'slow-key', key: 'apiKey' } } }),
+    ]);
   });
 
   after(async () => {
@@ -115,18 +124,88 @@ describe('GitOps health checks on live objects (lua5.1 and cel-go)', function ()
 
   const reason = (r: string) => (o: Json) => readyCond(o)?.reason === r;
   const cases: Case[] = [
-    { kind: 'sbucket', name: 'ready', fixture: 'healthy_ready.yaml', until: (o) => readyCond(o)?.status === 'True' && atGeneration(o), argo: 'Healthy', flux: 'Current' },
-    { kind: 'sbucket', name: 'provisioning', fixture: 'progressing_provisioning.yaml', until: reason('Provisioning'), argo: 'Progressing', flux: 'InProgress' },
+    {
+      kind: 'sbucket',
+      name: 'ready',
+      fixture: 'healthy_ready.yaml',
+      until: (o) => readyCond(o)?.status === 'True' && atGeneration(o),
+      argo: 'Healthy',
+      flux: 'Current',
+    },
+    {
+      kind: 'sbucket',
+      name: 'provisioning',
+      fixture: 'progressing_provisioning.yaml',
+      until: reason('Provisioning'),
+      argo: 'Progressing',
+      flux: 'InProgress',
+    },
     { kind: 'sbucket', name: 'invalid', fixture: 'degraded_invalidSpec.yaml', until: reason('InvalidSpec'), argo: 'Degraded', flux: 'Failed' },
-    { kind: 'sbucket', name: 'rejected', fixture: 'degraded_credentialsRejected.yaml', until: reason('CredentialsRejected'), argo: 'Degraded', flux: 'Failed' },
-    { kind: 'sbucket', name: 'paused', fixture: 'suspended_paused.yaml', until: (o) => synced(o)?.reason === 'ReconcilePaused', argo: 'Suspended', flux: 'InProgress' },
-    { kind: 'sbucket', name: 'paused-ready', fixture: 'suspended_pausedReady.yaml', until: (o) => synced(o)?.reason === 'ReconcilePaused', argo: 'Suspended', flux: 'Current' },
-    { kind: 'sbucket', name: 'adopt-missing', fixture: 'degraded_adoptTargetNotFound.yaml', until: reason('AdoptTargetNotFound'), argo: 'Degraded', flux: 'Failed' },
-    { kind: 'sbucket', name: 'no-config', fixture: 'progressing_providerConfigNotFound.yaml', until: reason('ProviderConfigNotFound'), argo: 'Progressing', flux: 'InProgress' },
+    {
+      kind: 'sbucket',
+      name: 'rejected',
+      fixture: 'degraded_credentialsRejected.yaml',
+      until: reason('CredentialsRejected'),
+      argo: 'Degraded',
+      flux: 'Failed',
+    },
+    {
+      kind: 'sbucket',
+      name: 'paused',
+      fixture: 'suspended_paused.yaml',
+      until: (o) => synced(o)?.reason === 'ReconcilePaused',
+      argo: 'Suspended',
+      flux: 'InProgress',
+    },
+    {
+      kind: 'sbucket',
+      name: 'paused-ready',
+      fixture: 'suspended_pausedReady.yaml',
+      until: (o) => synced(o)?.reason === 'ReconcilePaused',
+      argo: 'Suspended',
+      flux: 'Current',
+    },
+    {
+      kind: 'sbucket',
+      name: 'adopt-missing',
+      fixture: 'degraded_adoptTargetNotFound.yaml',
+      until: reason('AdoptTargetNotFound'),
+      argo: 'Degraded',
+      flux: 'Failed',
+    },
+    {
+      kind: 'sbucket',
+      name: 'no-config',
+      fixture: 'progressing_providerConfigNotFound.yaml',
+      until: reason('ProviderConfigNotFound'),
+      argo: 'Progressing',
+      flux: 'InProgress',
+    },
     { kind: 'sbucket', name: 'moved', fixture: 'degraded_providerChanged.yaml', until: reason('ProviderChanged'), argo: 'Degraded', flux: 'Failed' },
-    { kind: 'bucketproviderconfig', name: 'provider', fixture: 'healthy_ready.yaml', until: (o) => readyCond(o)?.status === 'True' && atGeneration(o) && (o.status as { bucketCount?: number } | undefined)?.bucketCount === 5, argo: 'Healthy', flux: 'Current' },
-    { kind: 'bucketproviderconfig', name: 'no-secret', fixture: 'progressing_secretNotFound.yaml', until: reason('SecretNotFound'), argo: 'Progressing', flux: 'InProgress' },
-    { kind: 'bucketproviderconfig', name: 'bad-endpoint', fixture: 'degraded_invalidProviderConfig.yaml', until: reason('InvalidProviderConfig'), argo: 'Degraded', flux: 'Failed' },
+    {
+      kind: 'bucketproviderconfig',
+      name: 'provider',
+      fixture: 'healthy_ready.yaml',
+      until: (o) => readyCond(o)?.status === 'True' && atGeneration(o) && (o.status as { bucketCount?: number } | undefined)?.bucketCount === 5,
+      argo: 'Healthy',
+      flux: 'Current',
+    },
+    {
+      kind: 'bucketproviderconfig',
+      name: 'no-secret',
+      fixture: 'progressing_secretNotFound.yaml',
+      until: reason('SecretNotFound'),
+      argo: 'Progressing',
+      flux: 'InProgress',
+    },
+    {
+      kind: 'bucketproviderconfig',
+      name: 'bad-endpoint',
+      fixture: 'degraded_invalidProviderConfig.yaml',
+      until: reason('InvalidProviderConfig'),
+      argo: 'Degraded',
+      flux: 'Failed',
+    },
   ];
 
   const seen = new Map<string, Json>();
@@ -155,10 +234,13 @@ describe('GitOps health checks on live objects (lua5.1 and cel-go)', function ()
       const line = text.split('\n').find((l) => l.startsWith(`${series} `));
       return line === undefined ? undefined : Number(line.slice(series.length + 1));
     };
-    const metrics = await eventually(async () => {
-      const text = await stack.metrics();
-      return sample(text, 'bucketoperator_bucket_deletion_seconds_count') === 1 ? text : undefined;
-    }, { description: 'the deletion to be observed', timeoutMs: 30_000, intervalMs: 250 });
+    const metrics = await eventually(
+      async () => {
+        const text = await stack.metrics();
+        return sample(text, 'bucketoperator_bucket_deletion_seconds_count') === 1 ? text : undefined;
+      },
+      { description: 'the deletion to be observed', timeoutMs: 30_000, intervalMs: 250 },
+    );
     expect(sample(metrics, `bucketoperator_buckets_exist{namespace="${ns}"}`)).to.equal(8);
     // ready and paused-ready; moved lost Ready to ProviderChanged.
     expect(sample(metrics, `bucketoperator_buckets_ready{namespace="${ns}"}`)).to.equal(2);
@@ -171,10 +253,30 @@ describe('GitOps health checks on live objects (lua5.1 and cel-go)', function ()
       const ready = seen.get('sbucket/ready')!;
       const invalid = seen.get('sbucket/invalid')!;
       const config = seen.get('bucketproviderconfig/provider')!;
-      writeFixture('sbucket', 'progressing_noStatus.yaml', asCreated(ready), 'Derived from healthy_ready.yaml: as created, before the operator wrote any status.');
-      writeFixture('bucketproviderconfig', 'progressing_noStatus.yaml', asCreated(config), 'Derived from healthy_ready.yaml: as created, before the operator wrote any status.');
-      writeFixture('sbucket', 'progressing_newGeneration.yaml', nextGeneration(ready), 'Derived from healthy_ready.yaml: the spec was just edited and the operator has not acted on it yet.');
-      writeFixture('sbucket', 'progressing_staleTerminal.yaml', nextGeneration(invalid), 'Derived from degraded_invalidSpec.yaml: the spec was just edited (perhaps fixed) and the operator has not acted on it yet.');
+      writeFixture(
+        'sbucket',
+        'progressing_noStatus.yaml',
+        asCreated(ready),
+        'Derived from healthy_ready.yaml: as created, before the operator wrote any status.',
+      );
+      writeFixture(
+        'bucketproviderconfig',
+        'progressing_noStatus.yaml',
+        asCreated(config),
+        'Derived from healthy_ready.yaml: as created, before the operator wrote any status.',
+      );
+      writeFixture(
+        'sbucket',
+        'progressing_newGeneration.yaml',
+        nextGeneration(ready),
+        'Derived from healthy_ready.yaml: the spec was just edited and the operator has not acted on it yet.',
+      );
+      writeFixture(
+        'sbucket',
+        'progressing_staleTerminal.yaml',
+        nextGeneration(invalid),
+        'Derived from degraded_invalidSpec.yaml: the spec was just edited (perhaps fixed) and the operator has not acted on it yet.',
+      );
     });
   }
 });

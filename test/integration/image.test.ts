@@ -22,7 +22,10 @@ interface LockEntry {
 
 function lockPackages(path: string, keep: (e: LockEntry) => boolean): string[] {
   const lock = JSON.parse(readFileSync(path, 'utf8')) as { packages: Record<string, LockEntry> };
-  return Object.entries(lock.packages).filter(([p, e]) => p !== '' && keep(e)).map(([p]) => p).sort();
+  return Object.entries(lock.packages)
+    .filter(([p, e]) => p !== '' && keep(e))
+    .map(([p]) => p)
+    .sort();
 }
 
 describe('the image build (scripts/build-image.sh)', function () {
@@ -34,7 +37,9 @@ describe('the image build (scripts/build-image.sh)', function () {
   });
 
   it('holds exactly what the image /app holds', () => {
-    const entries = readdirSync(dir).filter((e) => !e.startsWith('.')).sort();
+    const entries = readdirSync(dir)
+      .filter((e) => !e.startsWith('.'))
+      .sort();
     expect(entries).to.deep.equal(imageList(readImageEnv(), 'IMAGE_RUNTIME_FILES').sort());
   });
 

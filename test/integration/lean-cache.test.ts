@@ -15,7 +15,15 @@ import { LAST_APPLIED_ANNOTATION } from '../../operator/runtime/transforms';
 import type { KubeObject } from '../../operator/runtime/types';
 import type { ControlPlane } from '../support/control-plane';
 import {
-  apply, bucketManifest, condition, getJson, kubectlOk, providerManifests, waitForGone, waitForObject, type BucketJson,
+  apply,
+  bucketManifest,
+  condition,
+  getJson,
+  kubectlOk,
+  providerManifests,
+  waitForGone,
+  waitForObject,
+  type BucketJson,
 } from '../support/kube';
 import type { ProviderProcess } from '../support/provider-process';
 import { useStack } from '../support/stack';
@@ -28,7 +36,10 @@ const isReady = (b: BucketJson) => condition(b, 'Ready')?.status === 'True' && b
 
 interface SecretJson {
   metadata: {
-    uid: string; resourceVersion: string; labels?: Record<string, string>; finalizers?: string[];
+    uid: string;
+    resourceVersion: string;
+    labels?: Record<string, string>;
+    finalizers?: string[];
     ownerReferences?: Array<{ uid: string; controller?: boolean }>;
   };
   data?: Record<string, string>;
@@ -74,7 +85,11 @@ describe('lean caches: only our objects and referenced Secrets are cached (real 
     waitForObject<BucketJson>(cp, 'sbucket', name, namespace, isReady, `StorageBucket ${name} to be Ready`);
 
   /** Every object of `kind` in any cache, with the informer's selectors. */
-  const cached = (kind: string): KubeObject[] => op.informers.informers().filter((i) => i.kind.kind === kind).flatMap((i) => i.cache.list());
+  const cached = (kind: string): KubeObject[] =>
+    op.informers
+      .informers()
+      .filter((i) => i.kind.kind === kind)
+      .flatMap((i) => i.cache.list());
   const cachedKeys = (kind: string): string[] => cached(kind).map((o) => `${o.metadata?.namespace}/${o.metadata?.name}`);
 
   before(async () => {
@@ -83,7 +98,10 @@ describe('lean caches: only our objects and referenced Secrets are cached (real 
     // Its config `provider` and Secret `provider-key` point at the stack's provider.
     ns = (await stack.tenant()).ns;
     other = await freshNamespace(cp, 'lean-other');
-    for (const [namespace, prefix] of [[ns, 'before'], [other, 'before']] as const) {
+    for (const [namespace, prefix] of [
+      [ns, 'before'],
+      [other, 'before'],
+    ] as const) {
       const list = unrelated(namespace, prefix);
       for (const item of list.items) unrelatedNames.add(`${namespace}/${item.metadata?.name}`);
       await apply(cp, list);
@@ -97,17 +115,32 @@ describe('lean caches: only our objects and referenced Secrets are cached (real 
     await apply(cp, bucketManifest(ns, 'legacy'));
     const legacy = (await getJson<BucketJson>(cp, 'sbucket', 'legacy', ns))!;
     await apply(cp, {
-      apiVersion: 'v1', kind: 'Secret',
+      apiVersion: 'v1',
+      kind: 'Secret',
       metadata: {
-        name: 'legacy-access', namespace: ns, labels: { [BUCKET_LABEL]: 'legacy' },
-        ownerReferences: [{
-          apiVersion: 'storage.avalonhosting.example/v1', kind: 'StorageBucket', name: 'legacy', uid: legacy.metadata.uid, controller: true, blockOwnerDeletion: true,
-        }],
+        name: 'legacy-access',
+        namespace: ns,
+        labels: { [BUCKET_LABEL]: 'legacy' },
+        ownerReferences: [
+          {
+            apiVersion: 'storage.avalonhosting.example/v1',
+            kind: 'StorageBucket',
+            name: 'legacy',
+            uid: legacy.metadata.uid,
+            controller: true,
+            blockOwnerDeletion: true,
+          },
+        ],
       },
       data: { bucketId: b64('stale') },
     });
     // Someone else's Secret under the name the bucket "foreign" would use.
-    await apply(cp, { apiVersion: 'v1', kind: 'Secret', metadata: { name: 'foreign-access', namespace: ns, labels: { app: 'theirs' } }, stringData: { token: 'theirs' } });
+    await apply(cp, {
+      apiVersion: 'v1',
+      kind: 'Secret',
+      metadata: { name: 'foreign-access', namespace: ns, labels: { app: 'theirs' } },
+      stringData: { token: 'theirs' },
+    });
     unrelatedNames.add(`${ns}/foreign-access`);
 
     op = startOperator({
@@ -121,7 +154,6 @@ describe('lean caches: only our objects and referenced Secrets are cached (real 
     await op.manager.elected();
   });
 
-
   it('brings buckets to Ready, migrating an unlabelled Secret it controls and leaving a foreign one alone', async () => {
     const legacyBefore = (await getJson<SecretJson>(cp, 'secret', 'legacy-access', ns))!;
     const foreignBefore = (await getJson<SecretJson>(cp, 'secret', 'foreign-access', ns))!;
@@ -129,8 +161,14 @@ describe('lean caches: only our objects and referenced Secrets are cached (real 
     for (const name of ['one', 'two', 'legacy', 'foreign']) await ready(name);
 
     const legacyBucket = (await getJson<BucketJson>(cp, 'sbucket', 'legacy', ns))!;
-    const legacy = await waitForObject<SecretJson>(cp, 'secret', 'legacy-access', ns,
-      (s) => s.metadata.labels?.[MANAGED_BY_LABEL] === MANAGED_BY_VALUE && decoded(s)['bucketId'] === legacyBucket.status?.id, 'the legacy Secret to be migrated');
+    const legacy = await waitForObject<SecretJson>(
+      cp,
+      'secret',
+      'legacy-access',
+      ns,
+      (s) => s.metadata.labels?.[MANAGED_BY_LABEL] === MANAGED_BY_VALUE && decoded(s)['bucketId'] === legacyBucket.status?.id,
+      'the legacy Secret to be migrated',
+    );
     // Updated in place, not replaced.
     expect(legacy.metadata.uid).to.equal(legacyBefore.metadata.uid);
 
@@ -152,12 +190,18 @@ describe('lean caches: only our objects and referenced Secrets are cached (real 
     await apply(cp, unrelated(other, 'after'));
     await apply(cp, bucketManifest(ns, 'three'));
     await ready('three');
-    await eventually(async () => cachedKeys('Secret').includes(`${ns}/three-access`), { description: 'three-access in the cache', timeoutMs: 30_000, intervalMs: 100 });
+    await eventually(async () => cachedKeys('Secret').includes(`${ns}/three-access`), {
+      description: 'three-access in the cache',
+      timeoutMs: 30_000,
+      intervalMs: 100,
+    });
 
-    const referenced = new Set(cached('BucketProviderConfig').map((c) => {
-      const spec = (c as KubeObject & { spec: { secretRef: { name: string } } }).spec;
-      return `${c.metadata?.namespace}/${spec.secretRef.name}`;
-    }));
+    const referenced = new Set(
+      cached('BucketProviderConfig').map((c) => {
+        const spec = (c as KubeObject & { spec: { secretRef: { name: string } } }).spec;
+        return `${c.metadata?.namespace}/${spec.secretRef.name}`;
+      }),
+    );
     const secrets = cached('Secret');
     const services = cached('Service');
     expect(cachedKeys('Secret').filter((k) => unrelatedNames.has(k))).to.deep.equal([]);
@@ -195,7 +239,7 @@ describe('lean caches: only our objects and referenced Secrets are cached (real 
     await waitForObject<SecretJson>(cp, 'secret', 'one-access', ns, (s) => decoded(s)['bucketId'] === want, 'the edited Secret to be repaired');
   });
 
-  it('re-reconciles a config\'s buckets at once when its credential Secret is rotated', async () => {
+  it("re-reconciles a config's buckets at once when its credential Secret is rotated", async () => {
     await apply(cp, bucketManifest(ns, 'rot', { providerRef: { name: 'rotating' } }));
     await waitForObject<BucketJson>(cp, 'sbucket', 'rot', ns, (b) => condition(b, 'Ready')?.reason === 'CredentialsRejected', 'CredentialsRejected');
     // Rejected credentials are retried only every few minutes; only the Secret's watch brings it back sooner.
@@ -204,12 +248,26 @@ describe('lean caches: only our objects and referenced Secrets are cached (real 
   });
 
   it('protects a referenced credential Secret, and releases and stops watching it once no config names it', async () => {
-    await waitForObject<SecretJson>(cp, 'secret', 'rotating-key', ns, (s) => (s.metadata.finalizers ?? []).includes(IN_USE), 'rotating-key to be protected');
+    await waitForObject<SecretJson>(
+      cp,
+      'secret',
+      'rotating-key',
+      ns,
+      (s) => (s.metadata.finalizers ?? []).includes(IN_USE),
+      'rotating-key to be protected',
+    );
     await kubectlOk(cp, ['delete', 'sbucket', 'rot', '-n', ns, '--wait=false']);
     await waitForGone(cp, 'sbucket', 'rot', ns);
     await kubectlOk(cp, ['delete', 'bucketproviderconfig', 'rotating', '-n', ns, '--wait=false']);
     await waitForGone(cp, 'bucketproviderconfig', 'rotating', ns);
-    await waitForObject<SecretJson>(cp, 'secret', 'rotating-key', ns, (s) => !(s.metadata.finalizers ?? []).includes(IN_USE), 'rotating-key to be released');
+    await waitForObject<SecretJson>(
+      cp,
+      'secret',
+      'rotating-key',
+      ns,
+      (s) => !(s.metadata.finalizers ?? []).includes(IN_USE),
+      'rotating-key to be released',
+    );
     expect(cachedKeys('Secret')).to.not.include(`${ns}/rotating-key`);
     // Still watched: the Secret another config names.
     expect(cachedKeys('Secret')).to.include(`${ns}/provider-key`);

@@ -47,7 +47,10 @@ describe('dist/ on a real control plane', function () {
   });
 
   it('applies again as a no-op, with -f and with -k', async () => {
-    for (const args of [['apply', '-f', join(REPO_ROOT, 'dist')], ['apply', '-k', join(REPO_ROOT, 'dist')]]) {
+    for (const args of [
+      ['apply', '-f', join(REPO_ROOT, 'dist')],
+      ['apply', '-k', join(REPO_ROOT, 'dist')],
+    ]) {
       const res = await cp.kubectl(args);
       expect(res.code, res.stderr).to.equal(0);
       const changed = res.stdout.split('\n').filter((l) => l.trim() && !l.endsWith(' unchanged'));
@@ -59,11 +62,17 @@ describe('dist/ on a real control plane', function () {
     const ref = '  providerRef: {name: default}';
     const cases: Record<string, [string, RegExp]> = {
       'missing region': [`  sizeGB: 1\n${ref}`, /spec\.region: Required value/],
-      'sizeGB 0': [`  region: us-east-1\n  sizeGB: 0\n${ref}`, /spec\.sizeGB: Invalid value: 0: spec\.sizeGB in body should be greater than or equal to 1/],
+      'sizeGB 0': [
+        `  region: us-east-1\n  sizeGB: 0\n${ref}`,
+        /spec\.sizeGB: Invalid value: 0: spec\.sizeGB in body should be greater than or equal to 1/,
+      ],
       'sizeGB -1': [`  region: us-east-1\n  sizeGB: -1\n${ref}`, /should be greater than or equal to 1/],
       'sizeGB 1.5': [`  region: us-east-1\n  sizeGB: 1.5\n${ref}`, /spec\.sizeGB.*must be of type integer/],
       'sizeGB as a string': [`  region: us-east-1\n  sizeGB: "ten"\n${ref}`, /spec\.sizeGB.*must be of type integer/],
-      'unknown deletionPolicy': [`  region: us-east-1\n  sizeGB: 1\n  deletionPolicy: Retain\n${ref}`, /spec\.deletionPolicy: Unsupported value: "Retain"/],
+      'unknown deletionPolicy': [
+        `  region: us-east-1\n  sizeGB: 1\n  deletionPolicy: Retain\n${ref}`,
+        /spec\.deletionPolicy: Unsupported value: "Retain"/,
+      ],
       'missing providerRef': [`  region: us-east-1\n  sizeGB: 1`, /spec\.providerRef: Required value/],
       'unknown field (strict validation)': [`  region: us-east-1\n  sizeGB: 1\n  colour: red\n${ref}`, /unknown field "spec\.colour"/],
     };
@@ -142,7 +151,16 @@ describe('dist/ on a real control plane', function () {
   it('runs the manager Pod under Pod Security restricted and refuses a privileged one', async () => {
     const pods = await eventually(
       async () => {
-        const res = await cp.kubectl(['get', 'pods', '-n', 'bucketoperator-system', '-l', 'app.kubernetes.io/component=controller-manager', '-o', 'name']);
+        const res = await cp.kubectl([
+          'get',
+          'pods',
+          '-n',
+          'bucketoperator-system',
+          '-l',
+          'app.kubernetes.io/component=controller-manager',
+          '-o',
+          'name',
+        ]);
         return res.stdout.trim() ? res.stdout.trim().split('\n') : undefined;
       },
       { description: 'the ReplicaSet controller to create the manager Pod', timeoutMs: 60_000, intervalMs: 500 },
@@ -158,21 +176,39 @@ describe('dist/ on a real control plane', function () {
     const bpc = 'bucketproviderconfigs.storage.avalonhosting.example';
     // Exactly the verbs the operator sends (see test/unit/infra/least-privilege.test.ts).
     const allowed: Array<[string, string, string?]> = [
-      ['list', sb], ['watch', sb], ['patch', sb],
-      ['list', bpc], ['watch', bpc], ['patch', bpc],
-      ['patch', `${sb}/status`], ['patch', `${bpc}/status`],
+      ['list', sb],
+      ['watch', sb],
+      ['patch', sb],
+      ['list', bpc],
+      ['watch', bpc],
+      ['patch', bpc],
+      ['patch', `${sb}/status`],
+      ['patch', `${bpc}/status`],
       ['update', `${sb}/finalizers`],
-      ...['get', 'list', 'watch', 'create', 'patch'].flatMap((v): Array<[string, string]> => [[v, 'secrets'], [v, 'services']]),
-      ['create', 'events.events.k8s.io'], ['patch', 'events.events.k8s.io'],
+      ...['get', 'list', 'watch', 'create', 'patch'].flatMap((v): Array<[string, string]> => [
+        [v, 'secrets'],
+        [v, 'services'],
+      ]),
+      ['create', 'events.events.k8s.io'],
+      ['patch', 'events.events.k8s.io'],
       ['get', 'leases.coordination.k8s.io', 'bucketoperator-system'],
       ['create', 'leases.coordination.k8s.io', 'bucketoperator-system'],
       ['update', 'leases.coordination.k8s.io', 'bucketoperator-system'],
     ];
     const denied: Array<[string, string, string?]> = [
-      ['create', sb], ['update', sb], ['delete', sb], ['get', sb],
-      ['update', `${sb}/status`], ['get', `${sb}/status`], ['update', `${bpc}/finalizers`],
-      ...['update', 'delete', 'deletecollection'].flatMap((v): Array<[string, string]> => [[v, 'secrets'], [v, 'services']]),
-      ['update', 'events.events.k8s.io'], ['delete', 'events.events.k8s.io'],
+      ['create', sb],
+      ['update', sb],
+      ['delete', sb],
+      ['get', sb],
+      ['update', `${sb}/status`],
+      ['get', `${sb}/status`],
+      ['update', `${bpc}/finalizers`],
+      ...['update', 'delete', 'deletecollection'].flatMap((v): Array<[string, string]> => [
+        [v, 'secrets'],
+        [v, 'services'],
+      ]),
+      ['update', 'events.events.k8s.io'],
+      ['delete', 'events.events.k8s.io'],
       ['delete', 'customresourcedefinitions.apiextensions.k8s.io'],
       ['create', 'deployments.apps'],
       ['patch', 'leases.coordination.k8s.io', 'bucketoperator-system'],
@@ -188,7 +224,10 @@ describe('dist/ on a real control plane', function () {
       ['create', 'pods'],
       ['get', 'nodes'],
     ];
-    for (const [want, table] of [['yes', allowed], ['no', denied]] as const) {
+    for (const [want, table] of [
+      ['yes', allowed],
+      ['no', denied],
+    ] as const) {
       for (const [verb, resource, namespace] of table) {
         it(`${want === 'yes' ? 'may' : 'may not'} ${verb} ${resource}${namespace ? ` in ${namespace}` : ''}`, async () => {
           const res = await cp.kubectl([...canI(verb, resource), `--as=${SA}`, '-n', namespace ?? ns]);
@@ -244,18 +283,23 @@ describe('dist/ on a real control plane', function () {
     expect(res.code, res.stderr).to.equal(0);
     const uid = (await cp.kubectl(['get', 'sbucket', 'owner', '-n', ns, '-o', 'jsonpath={.metadata.uid}'])).stdout;
     const secret = {
-      apiVersion: 'v1', kind: 'Secret',
+      apiVersion: 'v1',
+      kind: 'Secret',
       metadata: {
-        name: 'owner-access', namespace: ns,
-        ownerReferences: [{ apiVersion: 'storage.avalonhosting.example/v1', kind: 'StorageBucket', name: 'owner', uid, controller: true, blockOwnerDeletion: true }],
+        name: 'owner-access',
+        namespace: ns,
+        ownerReferences: [
+          { apiVersion: 'storage.avalonhosting.example/v1', kind: 'StorageBucket', name: 'owner', uid, controller: true, blockOwnerDeletion: true },
+        ],
       },
       stringData: { bucketId: 'x' },
     };
     expect((await cp.kubectl(['apply', '-f', '-'], { input: JSON.stringify(secret) })).code).to.equal(0);
     expect((await cp.kubectl(['delete', 'sbucket', 'owner', '-n', ns, '--wait=true'])).code).to.equal(0);
-    await eventually(
-      async () => (await cp.kubectl(['get', 'secret', 'owner-access', '-n', ns])).code !== 0,
-      { description: 'the garbage collector to delete owner-access', timeoutMs: 60_000, intervalMs: 500 },
-    );
+    await eventually(async () => (await cp.kubectl(['get', 'secret', 'owner-access', '-n', ns])).code !== 0, {
+      description: 'the garbage collector to delete owner-access',
+      timeoutMs: 60_000,
+      intervalMs: 500,
+    });
   });
 });

@@ -107,18 +107,37 @@ describe('the packed construct library in a fresh cdk8s app', function () {
     tarball = join(packDir, tgz[0] ?? '');
 
     const peers = ['cdk8s', 'cdk8s-plus-28', 'constructs'];
-    writeFileSync(join(appDir, 'package.json'), JSON.stringify({
-      name: 'consumer',
-      private: true,
-      dependencies: { bucketoperator: `file:${tarball}`, ...Object.fromEntries(peers.map((p) => [p, lockedVersion(p)])) },
-    }, null, 2));
-    writeFileSync(join(appDir, 'tsconfig.json'), JSON.stringify({
-      compilerOptions: {
-        target: 'ES2022', module: 'node16', moduleResolution: 'node16', lib: ['ES2022'],
-        strict: true, skipLibCheck: false, types: [],
-      },
-      files: ['main.ts'],
-    }, null, 2));
+    writeFileSync(
+      join(appDir, 'package.json'),
+      JSON.stringify(
+        {
+          name: 'consumer',
+          private: true,
+          dependencies: { bucketoperator: `file:${tarball}`, ...Object.fromEntries(peers.map((p) => [p, lockedVersion(p)])) },
+        },
+        null,
+        2,
+      ),
+    );
+    writeFileSync(
+      join(appDir, 'tsconfig.json'),
+      JSON.stringify(
+        {
+          compilerOptions: {
+            target: 'ES2022',
+            module: 'node16',
+            moduleResolution: 'node16',
+            lib: ['ES2022'],
+            strict: true,
+            skipLibCheck: false,
+            types: [],
+          },
+          files: ['main.ts'],
+        },
+        null,
+        2,
+      ),
+    );
     writeFileSync(join(appDir, 'cdk8s.yaml'), 'language: typescript\napp: node main.js\noutput: dist\n');
     await sh('npm', ['install', '--prefer-offline', '--no-audit', '--no-fund', '--loglevel=error'], appDir);
 
@@ -137,7 +156,10 @@ describe('the packed construct library in a fresh cdk8s app', function () {
 
   it('packs compiled JS, declarations and the YAML, and no TypeScript sources', async () => {
     const listing = await sh('tar', ['-tzf', tarball], tmp);
-    const files = listing.split('\n').filter(Boolean).map((f) => f.replace(/^package\//, ''));
+    const files = listing
+      .split('\n')
+      .filter(Boolean)
+      .map((f) => f.replace(/^package\//, ''));
     expect(files).to.include.members(['package.json', 'lib/infra/index.js', 'lib/infra/index.d.ts', 'dist/Kustomization', 'dist/00-crds.yaml']);
     expect(files.filter((f) => f.endsWith('.ts') && !f.endsWith('.d.ts'))).to.deep.equal([]);
     expect(files.filter((f) => !/^(lib|dist)\//.test(f) && !/^(package\.json|README\.md|LICENSE)$/.test(f))).to.deep.equal([]);
@@ -155,14 +177,22 @@ describe('the packed construct library in a fresh cdk8s app', function () {
   it('names the owned objects as the operator does', () => {
     const names = readYaml(join(out, 'buckets.k8s.yaml')).find((o) => o.kind === 'ConfigMap');
     expect(names?.['data']).to.deep.equal({
-      'logs.secret': 'logs-access', 'logs.service': 'logs', 'backups.secret': 'backups-access', 'backups.service': 'backups',
+      'logs.secret': 'logs-access',
+      'logs.service': 'logs',
+      'backups.secret': 'backups-access',
+      'backups.service': 'backups',
     });
   });
 
   it('is accepted by the API server: the operator, then the config and both buckets', async () => {
     await kubectlOk(cp, ['apply', '-f', join(out, 'operator.k8s.yaml')]);
-    await kubectlOk(cp, ['wait', '--for=condition=Established', '--timeout=60s',
-      'crd/storagebuckets.storage.avalonhosting.example', 'crd/bucketproviderconfigs.storage.avalonhosting.example']);
+    await kubectlOk(cp, [
+      'wait',
+      '--for=condition=Established',
+      '--timeout=60s',
+      'crd/storagebuckets.storage.avalonhosting.example',
+      'crd/bucketproviderconfigs.storage.avalonhosting.example',
+    ]);
     await kubectlOk(cp, ['apply', '-f', join(out, 'buckets.k8s.yaml')]);
     const buckets = await kubectlOk(cp, ['get', 'sbucket', '-n', ns, '-o', 'jsonpath={.items[*].metadata.name}']);
     expect(buckets.split(' ').sort()).to.deep.equal(['backups', 'logs']);
@@ -172,7 +202,7 @@ describe('the packed construct library in a fresh cdk8s app', function () {
     expect(deployment.trim()).to.equal('deployment.apps/bucketoperator-controller-manager');
   });
 
-  it('has the API server refuse the invalid bucket with the CRD\'s message', async () => {
+  it("has the API server refuse the invalid bucket with the CRD's message", async () => {
     const res = await cp.kubectl(['apply', '-f', join(out, 'invalid.k8s.yaml')]);
     expect(res.code).to.not.equal(0);
     expect(res.stderr).to.include('metadata.name must be a DNS-1035 label');

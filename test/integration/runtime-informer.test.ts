@@ -16,7 +16,13 @@ import { eventually } from '../support/eventually';
 
 const ConfigMaps: ResourceKind = { group: '', version: 'v1', kind: 'ConfigMap', plural: 'configmaps', namespaced: true };
 const Secrets: ResourceKind = { group: '', version: 'v1', kind: 'Secret', plural: 'secrets', namespaced: true };
-const CRDs: ResourceKind = { group: 'apiextensions.k8s.io', version: 'v1', kind: 'CustomResourceDefinition', plural: 'customresourcedefinitions', namespaced: false };
+const CRDs: ResourceKind = {
+  group: 'apiextensions.k8s.io',
+  version: 'v1',
+  kind: 'CustomResourceDefinition',
+  plural: 'customresourcedefinitions',
+  namespaced: false,
+};
 const GROUP = 'rtinformer.test.example.com';
 const Widgets: ResourceKind = { group: GROUP, version: 'v1', kind: 'Widget', plural: 'widgets', namespaced: true };
 
@@ -176,11 +182,14 @@ describe('runtime: client, informer and write helpers (real control plane)', fun
     await client.create(ConfigMaps, cm(ns, 'live', { k: '1' }));
     await client.patch(ConfigMaps, ns, 'live', { data: { k: '2' } }, 'merge');
     await client.delete(ConfigMaps, ns, 'pre-a');
-    await eventually(() => {
-      expect(inf.cache.get({ namespace: ns, name: 'live' })?.data?.k).to.equal('2');
-      expect(inf.cache.get({ namespace: ns, name: 'pre-a' })).to.equal(undefined);
-      return true;
-    }, { description: 'watch events applied', timeoutMs: 30_000 });
+    await eventually(
+      () => {
+        expect(inf.cache.get({ namespace: ns, name: 'live' })?.data?.k).to.equal('2');
+        expect(inf.cache.get({ namespace: ns, name: 'pre-a' })).to.equal(undefined);
+        return true;
+      },
+      { description: 'watch events applied', timeoutMs: 30_000 },
+    );
     expect(seen.filter((s) => !s.startsWith('add pre-'))).to.deep.equal(['add live', 'update live 2', 'delete pre-a']);
 
     const metric = await registry.getSingleMetricAsString('rest_client_requests_total');
@@ -208,18 +217,24 @@ describe('runtime: client, informer and write helpers (real control plane)', fun
     expect(inf.isWatching()).to.equal(false);
     clock.open();
 
-    await eventually(async () => {
-      expect(names(inf.cache.list())).to.deep.equal(await serverNames(ns));
-      expect(inf.cache.get({ namespace: ns, name: 'change-me' })?.data?.v).to.equal('2');
-      return true;
-    }, { description: 'cache caught up with the server', timeoutMs: 30_000 });
+    await eventually(
+      async () => {
+        expect(names(inf.cache.list())).to.deep.equal(await serverNames(ns));
+        expect(inf.cache.get({ namespace: ns, name: 'change-me' })?.data?.v).to.equal('2');
+        return true;
+      },
+      { description: 'cache caught up with the server', timeoutMs: 30_000 },
+    );
     expect(names(inf.cache.list())).to.deep.equal(['born-in-outage', 'change-me', 'keep']);
     expect(deleted).to.deep.equal(['remove-me']);
 
     // And it is live again, not just resynchronised once.
     await eventually(() => expect(inf.isWatching()).to.equal(true), { description: 'watch re-established', timeoutMs: 30_000 });
     await client.create(ConfigMaps, cm(ns, 'after-restart'));
-    await eventually(() => expect(inf.cache.get({ namespace: ns, name: 'after-restart' })).to.not.equal(undefined), { description: 'post-restart event', timeoutMs: 30_000 });
+    await eventually(() => expect(inf.cache.get({ namespace: ns, name: 'after-restart' })).to.not.equal(undefined), {
+      description: 'post-restart event',
+      timeoutMs: 30_000,
+    });
   });
 
   it('relists on a real 410 (resourceVersion older than the restarted API server can serve)', async () => {
@@ -257,11 +272,14 @@ describe('runtime: client, informer and write helpers (real control plane)', fun
     expect(isGone(watchError), String(watchError)).to.equal(true);
 
     // ... and the informer answers that 410 with a relist that reports what it missed.
-    await eventually(async () => {
-      expect(listCount()).to.be.greaterThan(listsBefore);
-      expect(names(inf.cache.list())).to.deep.equal(await serverNames(ns));
-      return true;
-    }, { description: 'relist after 410', timeoutMs: 30_000 });
+    await eventually(
+      async () => {
+        expect(listCount()).to.be.greaterThan(listsBefore);
+        expect(names(inf.cache.list())).to.deep.equal(await serverNames(ns));
+        return true;
+      },
+      { description: 'relist after 410', timeoutMs: 30_000 },
+    );
     expect(names(inf.cache.list())).to.deep.equal(['new', 'stays']);
     expect(seen).to.include.members(['delete goes', 'add new']);
     expect(seen.filter((s) => s === 'add stays')).to.have.length(1);
@@ -283,7 +301,11 @@ describe('runtime: client, informer and write helpers (real control plane)', fun
     // forced re-apply the field is ours again.
     let conflict: unknown;
     try {
-      await client.apply(Secrets, { apiVersion: 'v1', kind: 'Secret', metadata: { name: 'owned', namespace: ns }, data: { a: 'eA==' } }, { fieldManager: 'intruder' });
+      await client.apply(
+        Secrets,
+        { apiVersion: 'v1', kind: 'Secret', metadata: { name: 'owned', namespace: ns }, data: { a: 'eA==' } },
+        { fieldManager: 'intruder' },
+      );
     } catch (err) {
       conflict = err;
     }
@@ -294,14 +316,17 @@ describe('runtime: client, informer and write helpers (real control plane)', fun
     expect(reapplied.data).to.deep.equal({ a: 'MQ==' });
 
     await client.delete(ConfigMaps, ns, 'owner', { propagationPolicy: 'Background' });
-    await eventually(async () => {
-      let err: unknown;
-      await client.get(Secrets, ns, 'owned').catch((e: unknown) => {
-        err = e;
-      });
-      expect(isNotFound(err)).to.equal(true);
-      return true;
-    }, { description: 'owned Secret garbage collected', timeoutMs: 60_000 });
+    await eventually(
+      async () => {
+        let err: unknown;
+        await client.get(Secrets, ns, 'owned').catch((e: unknown) => {
+          err = e;
+        });
+        expect(isNotFound(err)).to.equal(true);
+        return true;
+      },
+      { description: 'owned Secret garbage collected', timeoutMs: 60_000 },
+    );
   });
 
   describe('status subresource of a CRD', () => {
@@ -314,26 +339,36 @@ describe('runtime: client, informer and write helpers (real control plane)', fun
           group: GROUP,
           scope: 'Namespaced',
           names: { plural: 'widgets', singular: 'widget', kind: 'Widget', listKind: 'WidgetList' },
-          versions: [{
-            name: 'v1', served: true, storage: true,
-            subresources: { status: {} },
-            schema: {
-              openAPIV3Schema: {
-                type: 'object',
-                properties: {
-                  spec: { type: 'object', properties: { size: { type: 'integer' } } },
-                  status: { type: 'object', properties: { phase: { type: 'string' }, observedGeneration: { type: 'integer' }, note: { type: 'string' } } },
+          versions: [
+            {
+              name: 'v1',
+              served: true,
+              storage: true,
+              subresources: { status: {} },
+              schema: {
+                openAPIV3Schema: {
+                  type: 'object',
+                  properties: {
+                    spec: { type: 'object', properties: { size: { type: 'integer' } } },
+                    status: {
+                      type: 'object',
+                      properties: { phase: { type: 'string' }, observedGeneration: { type: 'integer' }, note: { type: 'string' } },
+                    },
+                  },
                 },
               },
             },
-          }],
+          ],
         },
       };
       await applyObject(client, CRDs, crd, { fieldManager: 'rt-test' });
-      await eventually(async () => {
-        await client.list(Widgets, { namespace: 'default' });
-        return true;
-      }, { description: 'CRD established and served', timeoutMs: 30_000 });
+      await eventually(
+        async () => {
+          await client.list(Widgets, { namespace: 'default' });
+          return true;
+        },
+        { description: 'CRD established and served', timeoutMs: 30_000 },
+      );
     });
 
     after(async () => {
@@ -343,7 +378,12 @@ describe('runtime: client, informer and write helpers (real control plane)', fun
     type Widget = KubeObject & { spec?: { size?: number }; status?: { phase?: string; observedGeneration?: number; note?: string } };
 
     it('patches status with a merge patch only when it changed, never touching spec', async () => {
-      const w = await client.create<Widget>(Widgets, { apiVersion: `${GROUP}/v1`, kind: 'Widget', metadata: { name: 'w1', namespace: ns }, spec: { size: 1 } });
+      const w = await client.create<Widget>(Widgets, {
+        apiVersion: `${GROUP}/v1`,
+        kind: 'Widget',
+        metadata: { name: 'w1', namespace: ns },
+        spec: { size: 1 },
+      });
       const first = await patchStatus(client, Widgets, w, { phase: 'Ready', observedGeneration: 1, note: 'hi' }, { fieldManager: 'rt-test' });
       expect(first.status).to.deep.equal({ phase: 'Ready', observedGeneration: 1, note: 'hi' });
 
@@ -370,7 +410,11 @@ describe('runtime: client, informer and write helpers (real control plane)', fun
 
     it('server-side applies status on the status subresource', async () => {
       await client.create<Widget>(Widgets, { apiVersion: `${GROUP}/v1`, kind: 'Widget', metadata: { name: 'w2', namespace: ns }, spec: { size: 2 } });
-      const out = await client.applyStatus<Widget>(Widgets, { apiVersion: `${GROUP}/v1`, kind: 'Widget', metadata: { name: 'w2', namespace: ns }, status: { phase: 'Applied' } }, { fieldManager: 'rt-status', force: true });
+      const out = await client.applyStatus<Widget>(
+        Widgets,
+        { apiVersion: `${GROUP}/v1`, kind: 'Widget', metadata: { name: 'w2', namespace: ns }, status: { phase: 'Applied' } },
+        { fieldManager: 'rt-status', force: true },
+      );
       expect(out.status).to.deep.equal({ phase: 'Applied' });
       expect(out.spec).to.deep.equal({ size: 2 });
     });
@@ -403,14 +447,17 @@ describe('runtime: client, informer and write helpers (real control plane)', fun
     const deleting = await client.get<V1ConfigMap>(ConfigMaps, ns, 'fin');
     expect(deleting.metadata?.deletionTimestamp).to.not.equal(undefined);
     await removeFinalizer(client, ConfigMaps, deleting, 'other.example.com/x');
-    await eventually(async () => {
-      let err: unknown;
-      await client.get(ConfigMaps, ns, 'fin').catch((e: unknown) => {
-        err = e;
-      });
-      expect(isNotFound(err)).to.equal(true);
-      return true;
-    }, { description: 'object gone after last finalizer', timeoutMs: 30_000 });
+    await eventually(
+      async () => {
+        let err: unknown;
+        await client.get(ConfigMaps, ns, 'fin').catch((e: unknown) => {
+          err = e;
+        });
+        expect(isNotFound(err)).to.equal(true);
+        return true;
+      },
+      { description: 'object gone after last finalizer', timeoutMs: 30_000 },
+    );
   });
 
   it('aggregates two identical events into one Event with series.count 2', async () => {
@@ -421,12 +468,17 @@ describe('runtime: client, informer and write helpers (real control plane)', fun
     recorder.event(target, 'Normal', 'Synced', 'Sync', 'all good');
     await recorder.flush();
 
-    const events = (await client.list<EventObject>(EVENT_KIND, { namespace: ns })).items
-      .filter((e) => e.regarding?.uid === target.metadata?.uid);
+    const events = (await client.list<EventObject>(EVENT_KIND, { namespace: ns })).items.filter((e) => e.regarding?.uid === target.metadata?.uid);
     const failed = events.filter((e) => e.reason === 'SyncFailed');
     expect(failed).to.have.length(1);
     expect(failed[0]?.series?.count).to.equal(2);
-    expect(failed[0]).to.deep.include({ type: 'Warning', action: 'Sync', note: 'provider said no', reportingController: 'rt.test.example.com/recorder', reportingInstance: 'test-1' });
+    expect(failed[0]).to.deep.include({
+      type: 'Warning',
+      action: 'Sync',
+      note: 'provider said no',
+      reportingController: 'rt.test.example.com/recorder',
+      reportingInstance: 'test-1',
+    });
     expect(events.filter((e) => e.reason === 'Synced')).to.have.length(1);
   });
 });

@@ -63,12 +63,14 @@ function replica(
     registry,
   });
   const seen: string[] = [];
-  newControllerManagedBy(mgr, 'toy').for(opts.kind ?? ConfigMaps).complete({
-    async reconcile(req) {
-      seen.push(req.name);
-      return done();
-    },
-  });
+  newControllerManagedBy(mgr, 'toy')
+    .for(opts.kind ?? ConfigMaps)
+    .complete({
+      async reconcile(req) {
+        seen.push(req.name);
+        return done();
+      },
+    });
   const abort = new AbortController();
   const result = mgr.start(abort.signal).then(
     () => undefined,
@@ -117,7 +119,10 @@ describe('runtime: leader election and manager (real control plane)', function (
   });
 
   async function createConfigMap(name: string): Promise<void> {
-    await cp.kubeConfig().makeApiClient(CoreV1Api).createNamespacedConfigMap({ namespace: ns, body: { metadata: { name } } });
+    await cp
+      .kubeConfig()
+      .makeApiClient(CoreV1Api)
+      .createNamespacedConfigMap({ namespace: ns, body: { metadata: { name } } });
   }
 
   async function holderOf(lease: string): Promise<string> {
@@ -135,14 +140,17 @@ describe('runtime: leader election and manager (real control plane)', function (
 
     await createConfigMap('one');
     await eventually(() => leader.seen.includes('one'), {
-      description: 'the leader to reconcile ConfigMap one', timeoutMs: 30_000,
+      description: 'the leader to reconcile ConfigMap one',
+      timeoutMs: 30_000,
     });
     // Barrier: the follower's cache holds `one` and a ConfigMap created after it, which the
     // leader has reconciled too. Handlers enqueue as the event is applied, so a follower
     // running its controller would have reconciled `one` long before `two` arrived.
     await createConfigMap('two');
     await eventually(() => follower.cached('one') && follower.cached('two') && leader.seen.includes('two'), {
-      description: 'the follower to cache one and two, and the leader to reconcile two', timeoutMs: 30_000, intervalMs: 20,
+      description: 'the follower to cache one and two, and the leader to reconcile two',
+      timeoutMs: 30_000,
+      intervalMs: 20,
     });
     expect(follower.seen).to.deep.equal([]);
     expect([a, b].filter((r) => r.mgr.isLeader())).to.have.length(1);
@@ -171,7 +179,8 @@ describe('runtime: leader election and manager (real control plane)', function (
     expect(await holderOf('crash')).to.equal(standby.mgr.identity);
     await createConfigMap('after-crash');
     await eventually(() => standby.seen.includes('after-crash'), {
-      description: 'the new leader to reconcile', timeoutMs: 30_000,
+      description: 'the new leader to reconcile',
+      timeoutMs: 30_000,
     });
   });
 
@@ -203,8 +212,14 @@ describe('runtime: leader election and manager (real control plane)', function (
     running.push(a);
     await exactlyOneLeader([a], 20_000);
     const res = await cp.kubectl([
-      'patch', 'lease', 'stolen', '-n', ns, '--type=merge',
-      '-p', JSON.stringify({ spec: { holderIdentity: 'intruder', leaseDurationSeconds: 60 } }),
+      'patch',
+      'lease',
+      'stolen',
+      '-n',
+      ns,
+      '--type=merge',
+      '-p',
+      JSON.stringify({ spec: { holderIdentity: 'intruder', leaseDurationSeconds: 60 } }),
     ]);
     expect(res.code, res.stderr).to.equal(0);
     const err = await a.result;
@@ -216,7 +231,11 @@ describe('runtime: leader election and manager (real control plane)', function (
     const witness = replica(cp, ns, 'witness', { leaderElection: false });
     running.push(witness);
     await createConfigMap('after-loss');
-    await eventually(() => witness.seen.includes('after-loss'), { description: 'the witness to reconcile after-loss', timeoutMs: 30_000, intervalMs: 20 });
+    await eventually(() => witness.seen.includes('after-loss'), {
+      description: 'the witness to reconcile after-loss',
+      timeoutMs: 30_000,
+      intervalMs: 20,
+    });
     expect(a.seen.length, 'no reconcile after losing the lease').to.equal(countBefore);
   });
 

@@ -18,7 +18,11 @@ import type { ControlPlane } from '../support/control-plane';
 import { freshNamespace, sharedControlPlane } from './setup';
 
 const SelfSubjectReviews: ResourceKind = {
-  group: 'authentication.k8s.io', version: 'v1', kind: 'SelfSubjectReview', plural: 'selfsubjectreviews', namespaced: false,
+  group: 'authentication.k8s.io',
+  version: 'v1',
+  kind: 'SelfSubjectReview',
+  plural: 'selfsubjectreviews',
+  namespaced: false,
 };
 
 interface SelfSubjectReview extends KubeObject {
@@ -51,12 +55,15 @@ describe('runtime: REST config loader (real control plane)', function () {
     return path;
   };
   const kubeconfig = (name: string, cluster: Record<string, unknown>, user: Record<string, unknown>): string =>
-    file(name, stringify({
-      clusters: [{ name: 'c', cluster }],
-      users: [{ name: 'u', user }],
-      contexts: [{ name: 'x', context: { cluster: 'c', user: 'u' } }],
-      'current-context': 'x',
-    }));
+    file(
+      name,
+      stringify({
+        clusters: [{ name: 'c', cluster }],
+        users: [{ name: 'u', user }],
+        contexts: [{ name: 'x', context: { cluster: 'c', user: 'u' } }],
+        'current-context': 'x',
+      }),
+    );
 
   before(async () => {
     cp = await sharedControlPlane();
@@ -69,7 +76,9 @@ describe('runtime: REST config loader (real control plane)', function () {
     for (const name of ['alpha', 'beta'] as const) {
       await core.createNamespacedServiceAccount({ namespace: ns, body: { metadata: { name } } });
       const req = await core.createNamespacedServiceAccountToken({
-        namespace: ns, name, body: { spec: { audiences: [], expirationSeconds: 3600 } },
+        namespace: ns,
+        name,
+        body: { spec: { audiences: [], expirationSeconds: 3600 } },
       });
       tokens[name] = req.status?.token ?? '';
     }
@@ -95,13 +104,25 @@ describe('runtime: REST config loader (real control plane)', function () {
 
   it('an exec plugin token; a 401 makes the next request run the plugin again', async () => {
     const tokenFile = file('exec-token', 'not-a-valid-token');
-    const plugin = file('plugin.js', `#!${process.execPath}
+    const plugin = file(
+      'plugin.js',
+      `#!${process.execPath}
 const token = require('node:fs').readFileSync(process.env.TOKEN_FILE, 'utf8').trim();
 process.stdout.write(JSON.stringify({ apiVersion: 'client.authentication.k8s.io/v1', kind: 'ExecCredential', status: { token } }));
-`, 0o755);
-    const exec = { apiVersion: 'client.authentication.k8s.io/v1', command: plugin, env: [{ name: 'TOKEN_FILE', value: tokenFile }], interactiveMode: 'Never' };
+`,
+      0o755,
+    );
+    const exec = {
+      apiVersion: 'client.authentication.k8s.io/v1',
+      command: plugin,
+      env: [{ name: 'TOKEN_FILE', value: tokenFile }],
+      interactiveMode: 'Never',
+    };
     const c = client(loadKubeconfig(kubeconfig('exec.kubeconfig', { server: cp.server, 'certificate-authority': caFile }, { exec })));
-    const err = await whoami(c).then(() => undefined, (e: unknown) => e);
+    const err = await whoami(c).then(
+      () => undefined,
+      (e: unknown) => e,
+    );
     expect(err).to.be.instanceOf(ApiError);
     expect((err as ApiError).status).to.equal(401);
     file('exec-token', tokens.alpha);
@@ -120,10 +141,25 @@ process.stdout.write(JSON.stringify({ apiVersion: 'client.authentication.k8s.io/
   });
 
   it('tls-server-name is the name the server certificate is checked against', async () => {
-    const good = loadKubeconfig(kubeconfig('sni-good.kubeconfig', { server: cp.server, 'certificate-authority': caFile, 'tls-server-name': 'kubernetes.default.svc' }, { token: tokens.alpha }));
+    const good = loadKubeconfig(
+      kubeconfig(
+        'sni-good.kubeconfig',
+        { server: cp.server, 'certificate-authority': caFile, 'tls-server-name': 'kubernetes.default.svc' },
+        { token: tokens.alpha },
+      ),
+    );
     expect(await whoami(client(good))).to.equal(sa('alpha'));
-    const bad = loadKubeconfig(kubeconfig('sni-bad.kubeconfig', { server: cp.server, 'certificate-authority': caFile, 'tls-server-name': 'wrong.example' }, { token: tokens.alpha }));
-    const err = await whoami(client(bad)).then(() => undefined, (e: unknown) => e);
+    const bad = loadKubeconfig(
+      kubeconfig(
+        'sni-bad.kubeconfig',
+        { server: cp.server, 'certificate-authority': caFile, 'tls-server-name': 'wrong.example' },
+        { token: tokens.alpha },
+      ),
+    );
+    const err = await whoami(client(bad)).then(
+      () => undefined,
+      (e: unknown) => e,
+    );
     expect(err).to.be.instanceOf(Error);
     expect((err as Error).message).to.match(/ERR_TLS_CERT_ALTNAME_INVALID/);
     expect((err as Error).message).to.not.include(tokens.alpha);

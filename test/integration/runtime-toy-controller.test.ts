@@ -21,9 +21,7 @@ function copyReconciler(client: KubeClient, configMaps: Informer<V1ConfigMap>): 
     async reconcile(req, ctx) {
       const cm = configMaps.cache.get(req);
       if (!cm?.metadata?.uid) return done(); // deleted: garbage collection removes the Secret
-      const data = Object.fromEntries(
-        Object.entries(cm.data ?? {}).map(([k, v]) => [k, Buffer.from(v, 'utf8').toString('base64')]),
-      );
+      const data = Object.fromEntries(Object.entries(cm.data ?? {}).map(([k, v]) => [k, Buffer.from(v, 'utf8').toString('base64')]));
       const secret: V1Secret = {
         apiVersion: 'v1',
         kind: 'Secret',

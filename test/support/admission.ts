@@ -16,8 +16,15 @@ export async function waitForSecretPolicy(cp: ControlPlane, username: string, na
   await eventually(
     async () => {
       const res = await cp.kubectl([
-        'create', 'secret', 'generic', 'admission-policy-probe', '-n', namespace, '--from-literal=probe=1',
-        '--dry-run=server', `--as=${username}`,
+        'create',
+        'secret',
+        'generic',
+        'admission-policy-probe',
+        '-n',
+        namespace,
+        '--from-literal=probe=1',
+        '--dry-run=server',
+        `--as=${username}`,
       ]);
       if (res.code === 0) return undefined;
       if (res.stderr.includes('ValidatingAdmissionPolicy')) return true;

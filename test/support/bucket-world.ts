@@ -10,8 +10,22 @@ import { BUCKET_FINALIZER } from '../../operator/api/v1';
 import { ConnectError, type Connection } from '../../operator/bucket/connect';
 import { BucketReconciler, type BucketReconcilerDeps } from '../../operator/bucket/reconciler';
 import type { EventSink, ObjectWriter, WriteFailures } from '../../operator/bucket/writer';
-import { ProviderError, type CreateBucketRequest, type ProviderBucket, type ProviderClient, type UpdateBucketRequest } from '../../operator/provider-client';
-import { ApiError, IndexedCache, type Action, type KubeObject, type ObjectKey, type ReconcileContext, type ResourceKind } from '../../operator/runtime';
+import {
+  ProviderError,
+  type CreateBucketRequest,
+  type ProviderBucket,
+  type ProviderClient,
+  type UpdateBucketRequest,
+} from '../../operator/provider-client';
+import {
+  ApiError,
+  IndexedCache,
+  type Action,
+  type KubeObject,
+  type ObjectKey,
+  type ReconcileContext,
+  type ResourceKind,
+} from '../../operator/runtime';
 
 /** The provider API endpoint the fake connection reports. */
 export const FAKE_ENDPOINT = 'http://provider.example';
@@ -66,7 +80,11 @@ export class FakeStore implements ObjectWriter {
     return this.save<T>(kind, { ...live, metadata: { ...live.metadata, finalizers: [...(live.metadata?.finalizers ?? []), finalizer] } });
   }
 
-  async patchMetadata<T extends KubeObject>(kind: ResourceKind, obj: T, change: { finalizers?: readonly string[]; annotations?: Readonly<Record<string, string>> }): Promise<T> {
+  async patchMetadata<T extends KubeObject>(
+    kind: ResourceKind,
+    obj: T,
+    change: { finalizers?: readonly string[]; annotations?: Readonly<Record<string, string>> },
+  ): Promise<T> {
     const live = this.precondition(kind, obj);
     const metadata = { ...live.metadata };
     if (change.finalizers) metadata.finalizers = [...change.finalizers];
@@ -96,7 +114,8 @@ export class FakeStore implements ObjectWriter {
   }
 
   async create(kind: ResourceKind, obj: KubeObject): Promise<void> {
-    if (this.read(kind.kind, obj.metadata?.name ?? '', obj.metadata?.namespace ?? '')) throw new ApiError(409, 'AlreadyExists', `${kind.kind} already exists`);
+    if (this.read(kind.kind, obj.metadata?.name ?? '', obj.metadata?.namespace ?? ''))
+      throw new ApiError(409, 'AlreadyExists', `${kind.kind} already exists`);
     this.put(kind.kind, obj);
   }
 
@@ -129,7 +148,15 @@ export class FakeProvider implements ProviderClient {
 
   /** Adds a bucket as if someone created it outside the operator. */
   seed(b: Partial<ProviderBucket> & { id: string }): ProviderBucket {
-    const full: ProviderBucket = { region: 'us-east-1', sizeGB: 10, encrypted: false, phase: 'Active', endpoint: `${b.id}.storage.example`, tags: {}, ...b };
+    const full: ProviderBucket = {
+      region: 'us-east-1',
+      sizeGB: 10,
+      encrypted: false,
+      phase: 'Active',
+      endpoint: `${b.id}.storage.example`,
+      tags: {},
+      ...b,
+    };
     this.buckets.set(full.id, full);
     return full;
   }
@@ -178,7 +205,16 @@ export class FakeProvider implements ProviderClient {
     }
     this.writes++;
     const id = `bucket-${String(this.next++).padStart(6, '0')}`;
-    const b: ProviderBucket = { id, region: req.region, sizeGB: req.sizeGB, encrypted: req.encrypted, phase: 'Provisioning', endpoint: `${id}.storage.example`, tags: { ...req.tags }, idempotencyKey: k };
+    const b: ProviderBucket = {
+      id,
+      region: req.region,
+      sizeGB: req.sizeGB,
+      encrypted: req.encrypted,
+      phase: 'Provisioning',
+      endpoint: `${id}.storage.example`,
+      tags: { ...req.tags },
+      idempotencyKey: k,
+    };
     this.buckets.set(id, b);
     this.byKey.set(k, id);
     return b;
@@ -248,7 +284,12 @@ export class BucketWorld {
       client: this.provider,
       endpoint: FAKE_ENDPOINT,
       account: 'account-1',
-      config: { apiVersion: 'storage.avalonhosting.example/v1', kind: 'BucketProviderConfig', metadata: { name: 'default', namespace: 'ns1' }, spec: { endpoint: FAKE_ENDPOINT, secretRef: { name: 's' } } },
+      config: {
+        apiVersion: 'storage.avalonhosting.example/v1',
+        kind: 'BucketProviderConfig',
+        metadata: { name: 'default', namespace: 'ns1' },
+        spec: { endpoint: FAKE_ENDPOINT, secretRef: { name: 's' } },
+      },
     };
     const reconciler = new BucketReconciler({
       buckets,

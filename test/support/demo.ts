@@ -55,10 +55,13 @@ Resize it, then delete it:
   ${k} patch sbucket ${BUCKET} -n ${NAMESPACE} --type=merge -p '{"spec":{"sizeGB":20}}'
   ${k} delete sbucket ${BUCKET} -n ${NAMESPACE}
 `);
-    const ready = await eventually(async () => {
-      const b = await getJson<BucketJson>(cp!, 'sbucket', BUCKET, NAMESPACE);
-      return b && condition(b, 'Ready')?.status === 'True' ? b : undefined;
-    }, { description: `${BUCKET} to be Ready`, timeoutMs: 120_000, intervalMs: 500 });
+    const ready = await eventually(
+      async () => {
+        const b = await getJson<BucketJson>(cp!, 'sbucket', BUCKET, NAMESPACE);
+        return b && condition(b, 'Ready')?.status === 'True' ? b : undefined;
+      },
+      { description: `${BUCKET} to be Ready`, timeoutMs: 120_000, intervalMs: 500 },
+    );
     console.log(`${BUCKET} is Ready: provider bucket ${ready.status?.id} at ${ready.status?.endpoint}`);
     if (once) return;
 

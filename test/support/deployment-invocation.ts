@@ -96,9 +96,15 @@ function parseFlags(args: readonly string[]): { name: string; value?: string }[]
 
 function pickContainer(deployment: DeploymentLike, wanted: string | undefined): ContainerLike {
   const { containers } = deployment.spec.template.spec;
-  const name = wanted ?? deployment.spec.template.metadata?.annotations?.['kubectl.kubernetes.io/default-container'] ?? (containers.length === 1 ? containers[0]?.name : undefined);
+  const name =
+    wanted ??
+    deployment.spec.template.metadata?.annotations?.['kubectl.kubernetes.io/default-container'] ??
+    (containers.length === 1 ? containers[0]?.name : undefined);
   const found = containers.find((c) => c.name === name);
-  if (!found) throw new Error(`Deployment ${deployment.metadata.name}: no container ${name ? `"${name}"` : 'chosen'} (containers: ${containers.map((c) => c.name).join(', ')})`);
+  if (!found)
+    throw new Error(
+      `Deployment ${deployment.metadata.name}: no container ${name ? `"${name}"` : 'chosen'} (containers: ${containers.map((c) => c.name).join(', ')})`,
+    );
   return found;
 }
 
@@ -158,7 +164,11 @@ export function localInvocation(deployment: DeploymentLike, image: ImageConfig, 
     } else if (name in LOCAL_ONLY_FLAGS) {
       flags.push({ name, value });
     } else {
-      throw new Error(`override --${name}: the Deployment does not pass it and it is not a local-only flag (${Object.keys(LOCAL_ONLY_FLAGS).map((f) => `--${f}`).join(', ')})`);
+      throw new Error(
+        `override --${name}: the Deployment does not pass it and it is not a local-only flag (${Object.keys(LOCAL_ONLY_FLAGS)
+          .map((f) => `--${f}`)
+          .join(', ')})`,
+      );
     }
   }
 

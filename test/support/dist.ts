@@ -34,7 +34,13 @@ async function apply(cp: ControlPlane): Promise<void> {
     if (res.code !== 0) throw new Error(`kubectl ${args.join(' ')} failed: ${res.stderr.trim()}`);
   };
   await run(['apply', '-f', join(dist, '00-crds.yaml')]);
-  await run(['wait', '--for=condition=Established', '--timeout=60s', 'crd/storagebuckets.storage.avalonhosting.example', 'crd/bucketproviderconfigs.storage.avalonhosting.example']);
+  await run([
+    'wait',
+    '--for=condition=Established',
+    '--timeout=60s',
+    'crd/storagebuckets.storage.avalonhosting.example',
+    'crd/bucketproviderconfigs.storage.avalonhosting.example',
+  ]);
   await run(['apply', '-f', dist]);
   await waitForSecretPolicy(cp, 'system:serviceaccount:bucketoperator-system:bucketoperator-controller-manager', 'default');
 }
@@ -43,7 +49,9 @@ async function apply(cp: ControlPlane): Promise<void> {
 export function distDeployment(): DeploymentLike {
   const dist = join(REPO_ROOT, 'dist');
   const found: DeploymentLike[] = [];
-  for (const file of readdirSync(dist).filter((f) => f.endsWith('.yaml')).sort()) {
+  for (const file of readdirSync(dist)
+    .filter((f) => f.endsWith('.yaml'))
+    .sort()) {
     for (const doc of parseAllDocuments(readFileSync(join(dist, file), 'utf8'))) {
       const obj = doc.toJS() as { kind?: string } | null;
       if (obj?.kind === 'Deployment') found.push(obj as unknown as DeploymentLike);

@@ -1,7 +1,12 @@
 /** Builders for test objects: `bucket().withFinalizer().deleting().build()`. */
 import type { BucketProviderConfig, BucketProviderConfigSpec, StorageBucket, StorageBucketSpec, StorageBucketStatus } from '../../operator/api/v1';
 import {
-  ADOPT_ANNOTATION, API_VERSION, BUCKET_FINALIZER, CONFIG_IN_USE_FINALIZER, IDEMPOTENCY_KEY_ANNOTATION, PAUSED_ANNOTATION,
+  ADOPT_ANNOTATION,
+  API_VERSION,
+  BUCKET_FINALIZER,
+  CONFIG_IN_USE_FINALIZER,
+  IDEMPOTENCY_KEY_ANNOTATION,
+  PAUSED_ANNOTATION,
 } from '../../operator/api/v1';
 import type { ProviderBucket } from '../../operator/provider-client';
 

@@ -4,7 +4,6 @@ import { CoreV1Api } from '@kubernetes/client-node';
 import type { ControlPlane } from './control-plane';
 import { eventually } from './eventually';
 
-
 /** Runs kubectl and throws with its stderr on failure. */
 export async function kubectlOk(cp: ControlPlane, args: string[], input?: string): Promise<string> {
   const res = await cp.kubectl(args, input === undefined ? {} : { input });
@@ -31,11 +30,7 @@ export async function apply(cp: ControlPlane, manifest: unknown): Promise<void> 
  * Creates a namespace named `<prefix>-<random suffix>` (the apiserver picks the suffix via
  * generateName, so names never collide between tests or runs) and returns its name.
  */
-export async function freshNamespace(
-  cp: ControlPlane,
-  prefix: string,
-  opts: { labels?: Record<string, string> } = {},
-): Promise<string> {
+export async function freshNamespace(cp: ControlPlane, prefix: string, opts: { labels?: Record<string, string> } = {}): Promise<string> {
   const core = cp.kubeConfig().makeApiClient(CoreV1Api);
   const ns = await core.createNamespace({ body: { metadata: { generateName: `${prefix}-`, labels: opts.labels } } });
   const name = ns.metadata?.name;
@@ -45,33 +40,60 @@ export async function freshNamespace(
 
 /** Waits until `predicate` holds for the object (which must exist). */
 export async function waitForObject<T>(
-  cp: ControlPlane, kind: string, name: string, ns: string, predicate: (obj: T) => boolean, description: string, timeoutMs = 60_000,
+  cp: ControlPlane,
+  kind: string,
+  name: string,
+  ns: string,
+  predicate: (obj: T) => boolean,
+  description: string,
+  timeoutMs = 60_000,
 ): Promise<T> {
-  return eventually(async () => {
-    const obj = await getJson<T>(cp, kind, name, ns);
-    return obj !== undefined && predicate(obj) ? obj : undefined;
-  }, { description, timeoutMs, intervalMs: 250 });
+  return eventually(
+    async () => {
+      const obj = await getJson<T>(cp, kind, name, ns);
+      return obj !== undefined && predicate(obj) ? obj : undefined;
+    },
+    { description, timeoutMs, intervalMs: 250 },
+  );
 }
 
 /** Waits until the object no longer exists. */
 export async function waitForGone(cp: ControlPlane, kind: string, name: string, ns: string, timeoutMs = 60_000): Promise<void> {
   await eventually(async () => (await getJson(cp, kind, name, ns)) === undefined, {
-    description: `${kind} ${ns}/${name} to be gone`, timeoutMs, intervalMs: 250,
+    description: `${kind} ${ns}/${name} to be gone`,
+    timeoutMs,
+    intervalMs: 250,
   });
 }
 
 /** Shape of a StorageBucket as read in tests. */
 export interface BucketJson {
-  metadata: { name: string; uid: string; finalizers?: string[]; deletionTimestamp?: string; generation: number; annotations?: Record<string, string> };
+  metadata: {
+    name: string;
+    uid: string;
+    finalizers?: string[];
+    deletionTimestamp?: string;
+    generation: number;
+    annotations?: Record<string, string>;
+  };
   spec: { sizeGB: number; region: string };
   status?: {
-    id?: string; phase?: string; sizeGB?: number; endpoint?: string; idempotencyKey?: string; observedGeneration?: number; lastHandledReconcileAt?: string;
+    id?: string;
+    phase?: string;
+    sizeGB?: number;
+    endpoint?: string;
+    idempotencyKey?: string;
+    observedGeneration?: number;
+    lastHandledReconcileAt?: string;
     conditions?: Array<{ type: string; status: string; reason: string; message: string }>;
   };
 }
 
 /** The condition of `type`, if any. */
-export function condition(b: BucketJson | { status?: { conditions?: Array<{ type: string; status: string; reason: string; message: string }> } }, type: string) {
+export function condition(
+  b: BucketJson | { status?: { conditions?: Array<{ type: string; status: string; reason: string; message: string }> } },
+  type: string,
+) {
   return b.status?.conditions?.find((c) => c.type === type);
 }
 
@@ -114,6 +136,13 @@ const RECONCILE_REQUESTED = 'storage.avalonhosting.example/reconcile-requested-a
 export async function reconciledAfterNow(cp: ControlPlane, ns: string, name: string, timeoutMs = 30_000): Promise<BucketJson> {
   const marker = `barrier-${Date.now()}-${randomBytes(3).toString('hex')}`;
   await kubectlOk(cp, ['annotate', 'sbucket', name, '-n', ns, `${RECONCILE_REQUESTED}=${marker}`, '--overwrite']);
-  return waitForObject<BucketJson>(cp, 'sbucket', name, ns,
-    (b) => b.status?.lastHandledReconcileAt === marker, `StorageBucket ${ns}/${name} to handle reconcile request ${marker}`, timeoutMs);
+  return waitForObject<BucketJson>(
+    cp,
+    'sbucket',
+    name,
+    ns,
+    (b) => b.status?.lastHandledReconcileAt === marker,
+    `StorageBucket ${ns}/${name} to handle reconcile request ${marker}`,
+    timeoutMs,
+  );
 }

@@ -61,7 +61,10 @@ export function fromSource(): boolean {
  * The command line and environment of the operator for these options: the image build, or the
  * sources when {@link fromSource}. Also what the image tests use to run the build by hand.
  */
-export async function operatorInvocation(flags: Readonly<Record<string, string>>, podName: string): Promise<{ file: string; argv: string[]; env: Record<string, string>; cwd: string }> {
+export async function operatorInvocation(
+  flags: Readonly<Record<string, string>>,
+  podName: string,
+): Promise<{ file: string; argv: string[]; env: Record<string, string>; cwd: string }> {
   const source = fromSource();
   if (source) noteFromSource();
   const imageDir = source ? REPO : await buildImage();
@@ -93,25 +96,30 @@ function noteFromSource(): void {
 export async function startOperatorProcess(opts: OperatorProcessOptions): Promise<OperatorProcess> {
   const metricsPort = await freePort();
   const healthPort = await freePort();
-  const { file, argv, env, cwd } = await operatorInvocation({
-    kubeconfig: opts.kubeconfig,
-    'metrics-bind-address': `127.0.0.1:${metricsPort}`,
-    'health-probe-bind-address': `127.0.0.1:${healthPort}`,
-    'poll-interval': opts.pollInterval ?? '500ms',
-    'drift-interval': opts.driftInterval ?? '60s',
-    'log-level': 'debug',
-    ...opts.flags,
-  }, opts.podName ?? `bucketoperator-local-${randomBytes(4).toString('hex')}`);
+  const { file, argv, env, cwd } = await operatorInvocation(
+    {
+      kubeconfig: opts.kubeconfig,
+      'metrics-bind-address': `127.0.0.1:${metricsPort}`,
+      'health-probe-bind-address': `127.0.0.1:${healthPort}`,
+      'poll-interval': opts.pollInterval ?? '500ms',
+      'drift-interval': opts.driftInterval ?? '60s',
+      'log-level': 'debug',
+      ...opts.flags,
+    },
+    opts.podName ?? `bucketoperator-local-${randomBytes(4).toString('hex')}`,
+  );
   // Only the container's environment, as in a Pod: nothing of the test runner's leaks in.
   const child: ChildProcess = spawn(file, argv, { cwd, env, stdio: ['ignore', 'pipe', 'pipe'] });
   const sink = (chunk: Buffer) => appendFileSync(opts.logFile, chunk);
   child.stdout?.on('data', sink);
   child.stderr?.on('data', sink);
   let exited = false;
-  const exit = new Promise<void>((r) => child.once('exit', () => {
-    exited = true;
-    r();
-  }));
+  const exit = new Promise<void>((r) =>
+    child.once('exit', () => {
+      exited = true;
+      r();
+    }),
+  );
   const healthUrl = `http://127.0.0.1:${healthPort}`;
   await eventually(async () => (await fetch(`${healthUrl}/readyz`)).ok, {
     description: 'the operator to become ready',

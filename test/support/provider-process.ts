@@ -12,7 +12,6 @@ import type { ProviderBucket } from '../../operator/provider-client';
 import { freePort } from './ports';
 import { eventually } from './eventually';
 
-
 const REPO = resolve(__dirname, '..', '..');
 
 /** Options of {@link startProviderProcess}. */
@@ -47,7 +46,9 @@ export interface ProviderProcess {
  * a pattern on `/buckets`.
  */
 export function countRequests(stats: ProviderStats, pattern: RegExp): number {
-  return Object.entries(stats.requests).filter(([key]) => pattern.test(key)).reduce((n, [, v]) => n + v, 0);
+  return Object.entries(stats.requests)
+    .filter(([key]) => pattern.test(key))
+    .reduce((n, [, v]) => n + v, 0);
 }
 
 /** Starts `provider/main.ts` on a free port and waits for /healthz. */
@@ -58,10 +59,15 @@ export async function startProviderProcess(opts: ProviderProcessOptions = {}): P
   const dir = mkdtempSync(join(tmpdir(), 'bucketoperator-provider-'));
   const logFile = join(dir, 'provider.log');
   const args = [
-    '--import', 'tsx', join(REPO, 'provider', 'main.ts'),
-    '--port', String(port),
-    '--activation-delay-ms', String(opts.activationDelayMs ?? 500),
-    '--log-level', 'warn',
+    '--import',
+    'tsx',
+    join(REPO, 'provider', 'main.ts'),
+    '--port',
+    String(port),
+    '--activation-delay-ms',
+    String(opts.activationDelayMs ?? 500),
+    '--log-level',
+    'warn',
     ...(opts.dataFile ? ['--data-file', opts.dataFile] : []),
     ...(opts.extraArgs ?? []),
   ];
@@ -105,7 +111,10 @@ export async function startProviderProcess(opts: ProviderProcessOptions = {}): P
       let cont: string | undefined;
       const tag = namespace ? `&tag=${encodeURIComponent(`kubernetes-namespace=${namespace}`)}` : '';
       do {
-        const page = (await call('GET', `/buckets?limit=1000${tag}${cont ? `&continue=${encodeURIComponent(cont)}` : ''}`, apiKey)) as { items: ProviderBucket[]; continue?: string };
+        const page = (await call('GET', `/buckets?limit=1000${tag}${cont ? `&continue=${encodeURIComponent(cont)}` : ''}`, apiKey)) as {
+          items: ProviderBucket[];
+          continue?: string;
+        };
         out.push(...page.items);
         cont = page.continue;
       } while (cont);

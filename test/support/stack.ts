@@ -122,8 +122,11 @@ export async function startStack(cp: ControlPlane, opts: StackOptions): Promise<
   };
   const [provider, kubeconfig] = await Promise.all([
     startProvider(opts.provider),
-    cp.serviceAccountKubeconfig(OPERATOR_SA.namespace, OPERATOR_SA.name,
-      opts.tokenExpirationSeconds === undefined ? {} : { expirationSeconds: opts.tokenExpirationSeconds }),
+    cp.serviceAccountKubeconfig(
+      OPERATOR_SA.namespace,
+      OPERATOR_SA.name,
+      opts.tokenExpirationSeconds === undefined ? {} : { expirationSeconds: opts.tokenExpirationSeconds },
+    ),
   ]);
   const operatorOptions = opts.operator === false ? undefined : { ...opts.operator, kubeconfig, logFile: join(dir, 'operator.log') };
   let operator = operatorOptions ? await startOperatorProcess(operatorOptions) : undefined;
@@ -168,7 +171,12 @@ export async function startStack(cp: ControlPlane, opts: StackOptions): Promise<
       ownTenants = [];
       await Promise.all([...own.map((t) => t.provider.setFaults({})), provider.setFaults(opts.provider?.faults ?? {})]);
       // Deprovisioned while their provider still runs; then the provider goes.
-      await deleteTenants(cp, own.map((t) => t.ns), operator !== undefined, true);
+      await deleteTenants(
+        cp,
+        own.map((t) => t.ns),
+        operator !== undefined,
+        true,
+      );
       await Promise.all(own.map((t) => t.provider.stop()));
     },
     async stop({ keepLogs = false } = {}) {
@@ -196,7 +204,9 @@ async function deleteTenants(cp: ControlPlane, namespaces: string[], operatorRun
     return res.stdout.split('\n').filter((ns) => namespaces.includes(ns));
   };
   await eventually(async () => (await left()).length === 0, {
-    description: `the StorageBuckets in ${namespaces.join(', ')} to be deprovisioned`, timeoutMs: CLEANUP_MS, intervalMs: 250,
+    description: `the StorageBuckets in ${namespaces.join(', ')} to be deprovisioned`,
+    timeoutMs: CLEANUP_MS,
+    intervalMs: 250,
   }).catch((err: unknown) => console.log(`cleanup: ${err instanceof Error ? err.message : String(err)}`));
 }
 

@@ -67,9 +67,7 @@ export const BucketProviderConfigStatus = Type.Object(
     observedGeneration: Type.Optional(
       Type.Integer({ description: 'The .metadata.generation the status was computed from.', minimum: 0, format: 'int64' }),
     ),
-    bucketCount: Type.Optional(
-      Type.Integer({ description: 'Number of StorageBuckets that reference this config.', minimum: 0 }),
-    ),
+    bucketCount: Type.Optional(Type.Integer({ description: 'Number of StorageBuckets that reference this config.', minimum: 0 })),
     conditions: Type.Optional(ConditionList('Ready condition, keyed by type.')),
   },
   { description: 'Observed state of the provider config.' },
@@ -107,8 +105,18 @@ export const BucketProviderConfigDefinition: ApiDefinition = {
       status: BucketProviderConfigStatus,
       printerColumns: [
         { name: 'Endpoint', type: 'string', jsonPath: '.spec.endpoint', description: 'Provider API base URL.' },
-        { name: 'Insecure', type: 'boolean', jsonPath: '.spec.insecure', description: 'Whether a plain-http endpoint (API key in clear) is allowed.' },
-        { name: 'Ready', type: 'string', jsonPath: '.status.conditions[?(@.type=="Ready")].status', description: 'Whether the provider accepts the credentials.' },
+        {
+          name: 'Insecure',
+          type: 'boolean',
+          jsonPath: '.spec.insecure',
+          description: 'Whether a plain-http endpoint (API key in clear) is allowed.',
+        },
+        {
+          name: 'Ready',
+          type: 'string',
+          jsonPath: '.status.conditions[?(@.type=="Ready")].status',
+          description: 'Whether the provider accepts the credentials.',
+        },
         { name: 'Buckets', type: 'integer', jsonPath: '.status.bucketCount', description: 'StorageBuckets using this config.' },
         { name: 'Age', type: 'date', jsonPath: '.metadata.creationTimestamp' },
       ],

@@ -16,10 +16,7 @@ if (!FormatRegistry.Has('date-time')) {
 if (!FormatRegistry.Has('int64')) FormatRegistry.Set('int64', () => true);
 
 /** A string restricted to `values`; rendered as `enum`, which Kubernetes accepts (unlike `const`). */
-export function StringEnum<const T extends readonly string[]>(
-  values: T,
-  options: { description: string; default?: T[number] },
-): TUnsafe<T[number]> {
+export function StringEnum<const T extends readonly string[]>(values: T, options: { description: string; default?: T[number] }): TUnsafe<T[number]> {
   return Type.Unsafe<T[number]>({ [Kind]: 'StringEnum', type: 'string', enum: [...values], ...options });
 }
 

@@ -69,8 +69,7 @@ export const StorageBucketSpec = Type.Object(
     ),
     deletionPolicy: Type.Optional(
       StringEnum(DeletionPolicies, {
-        description:
-          'Delete removes the provider bucket when the StorageBucket is deleted; Orphan leaves it in place.',
+        description: 'Delete removes the provider bucket when the StorageBucket is deleted; Orphan leaves it in place.',
         default: 'Delete',
       }),
     ),
@@ -92,9 +91,7 @@ export type StorageBucketSpec = Static<typeof StorageBucketSpec>;
 export const StorageBucketStatus = Type.Object(
   {
     id: Type.Optional(Type.String({ description: 'Identifier of the bucket at the provider.', maxLength: 253 })),
-    phase: Type.Optional(
-      StringEnum(BucketPhases, { description: 'Lifecycle phase, for display; use conditions in automation.' }),
-    ),
+    phase: Type.Optional(StringEnum(BucketPhases, { description: 'Lifecycle phase, for display; use conditions in automation.' })),
     observedGeneration: Type.Optional(
       Type.Integer({
         description: 'The .metadata.generation the status was last computed from.',
@@ -116,9 +113,7 @@ export const StorageBucketStatus = Type.Object(
         maxLength: 2048,
       }),
     ),
-    sizeGB: Type.Optional(
-      Type.Integer({ description: 'Capacity the provider reports, in GB.', minimum: 0 }),
-    ),
+    sizeGB: Type.Optional(Type.Integer({ description: 'Capacity the provider reports, in GB.', minimum: 0 })),
     encrypted: Type.Optional(Type.Boolean({ description: 'Whether the provider reports the bucket encrypted at rest.' })),
     region: Type.Optional(Type.String({ description: 'Region the provider reports.', maxLength: 63 })),
     lastHandledReconcileAt: Type.Optional(
@@ -171,7 +166,8 @@ export const StorageBucketDefinition: ApiDefinition = {
     {
       // The bucket's Service is named after it, and Service names are DNS-1035 labels.
       rule: "self.metadata.name.size() <= 63 && self.metadata.name.matches('^[a-z]([-a-z0-9]*[a-z0-9])?$')",
-      message: 'metadata.name must be a DNS-1035 label (at most 63 characters, a-z, 0-9 and -, starting with a letter): it also names the bucket Service',
+      message:
+        'metadata.name must be a DNS-1035 label (at most 63 characters, a-z, 0-9 and -, starting with a letter): it also names the bucket Service',
     },
   ],
   versions: [
@@ -183,7 +179,12 @@ export const StorageBucketDefinition: ApiDefinition = {
       status: StorageBucketStatus,
       selectableFields: [{ jsonPath: `.${PROVIDER_REF_FIELD}` }],
       printerColumns: [
-        { name: 'Ready', type: 'string', jsonPath: '.status.conditions[?(@.type=="Ready")].status', description: 'Whether the bucket is ready for use.' },
+        {
+          name: 'Ready',
+          type: 'string',
+          jsonPath: '.status.conditions[?(@.type=="Ready")].status',
+          description: 'Whether the bucket is ready for use.',
+        },
         { name: 'Phase', type: 'string', jsonPath: '.status.phase', description: 'Lifecycle phase.' },
         { name: 'ID', type: 'string', jsonPath: '.status.id', description: 'Identifier at the provider.' },
         { name: 'Region', type: 'string', jsonPath: '.spec.region', description: 'Provider region.' },

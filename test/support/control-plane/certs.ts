@@ -53,8 +53,24 @@ async function leaf(
   await openssl(['req', '-new', ...EC_KEY, '-keyout', key, '-out', csr, '-subj', subject]);
   // `x509 -req` ignores the extensions of the request, so only the ones listed here are signed.
   await openssl([
-    'x509', '-req', '-in', csr, '-CA', ca.cert, '-CAkey', ca.key, '-set_serial', `0x${randomBytes(16).toString('hex')}`,
-    '-days', DAYS, '-out', cert, '-extfile', extFile, '-extensions', 'ext',
+    'x509',
+    '-req',
+    '-in',
+    csr,
+    '-CA',
+    ca.cert,
+    '-CAkey',
+    ca.key,
+    '-set_serial',
+    `0x${randomBytes(16).toString('hex')}`,
+    '-days',
+    DAYS,
+    '-out',
+    cert,
+    '-extfile',
+    extFile,
+    '-extensions',
+    'ext',
   ]);
   return { cert, key };
 }
@@ -63,9 +79,21 @@ async function selfSignedCa(dir: string, name: string, cn: string): Promise<{ ce
   const cert = join(dir, `${name}.crt`);
   const key = join(dir, `${name}.key`);
   await openssl([
-    'req', '-x509', ...EC_KEY, '-keyout', key, '-out', cert, '-days', DAYS, '-subj', `/CN=${cn}`,
-    '-addext', 'basicConstraints=critical,CA:TRUE',
-    '-addext', 'keyUsage=critical,keyCertSign,cRLSign',
+    'req',
+    '-x509',
+    ...EC_KEY,
+    '-keyout',
+    key,
+    '-out',
+    cert,
+    '-days',
+    DAYS,
+    '-subj',
+    `/CN=${cn}`,
+    '-addext',
+    'basicConstraints=critical,CA:TRUE',
+    '-addext',
+    'keyUsage=critical,keyCertSign,cRLSign',
   ]);
   return { cert, key };
 }

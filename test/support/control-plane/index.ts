@@ -23,7 +23,6 @@ import { writeKubeconfig } from './kubeconfig';
 import { Component, startWatchdog } from './process';
 import { eventually } from '../eventually';
 
-
 export { cacheDirFor, pinnedVersions, resolveBinaries } from './binaries';
 export type { ControlPlaneBinaries, ControlPlaneVersions } from './binaries';
 
@@ -288,9 +287,7 @@ class LocalControlPlane implements ControlPlane {
         abortIf: () => this.died(this.etcd, this.apiserver, this.controllerManager),
       });
     } catch (err) {
-      const started = [this.etcd, this.apiserver, this.controllerManager].filter(
-        (c) => c.running || c.exited !== undefined,
-      );
+      const started = [this.etcd, this.apiserver, this.controllerManager].filter((c) => c.running || c.exited !== undefined);
       // A component that died explains the failure; the others' logs would only bury it.
       const dead = started.filter((c) => !c.running);
       const logs = (dead.length > 0 ? dead : started)
@@ -337,11 +334,7 @@ class LocalControlPlane implements ControlPlane {
     });
   }
 
-  async serviceAccountKubeconfig(
-    namespace: string,
-    name: string,
-    opts: { expirationSeconds?: number } = {},
-  ): Promise<string> {
+  async serviceAccountKubeconfig(namespace: string, name: string, opts: { expirationSeconds?: number } = {}): Promise<string> {
     const core = this.kubeConfig().makeApiClient(CoreV1Api);
     const request = await core.createNamespacedServiceAccountToken({
       namespace,

@@ -97,10 +97,7 @@ export class Component {
     child.ref();
     signalGroup(pgid, 'SIGTERM');
     const grace = new AbortController();
-    const exited = await Promise.race([
-      this.exitPromise.then(() => true),
-      sleep(graceMs, false, { signal: grace.signal }).catch(() => false),
-    ]);
+    const exited = await Promise.race([this.exitPromise.then(() => true), sleep(graceMs, false, { signal: grace.signal }).catch(() => false)]);
     // The pending timer would otherwise hold Node open for the rest of the grace period.
     grace.abort();
     if (!exited || groupAlive(pgid)) signalGroup(pgid, 'SIGKILL');

@@ -1,11 +1,5 @@
 import { expect } from 'chai';
-import {
-  BucketProviderConfigSpec,
-  StorageBucketSpec,
-  StorageBucketStatus,
-  formatFieldErrors,
-  validate,
-} from '../../../operator/api/v1';
+import { BucketProviderConfigSpec, StorageBucketSpec, StorageBucketStatus, formatFieldErrors, validate } from '../../../operator/api/v1';
 
 const validSpec = { region: 'us-east-1', sizeGB: 10, providerRef: { name: 'default' } };
 
@@ -73,9 +67,7 @@ describe('StorageBucket status schema', () => {
       phase: 'Active',
       observedGeneration: 2,
       idempotencyKey: 'k',
-      conditions: [
-        { type: 'Ready', status: 'True', reason: 'Available', message: '', lastTransitionTime: '2026-01-01T00:00:00Z' },
-      ],
+      conditions: [{ type: 'Ready', status: 'True', reason: 'Available', message: '', lastTransitionTime: '2026-01-01T00:00:00Z' }],
     };
     expect(validate(StorageBucketStatus, status)).to.deep.equal([]);
   });

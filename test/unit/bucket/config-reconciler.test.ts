@@ -53,13 +53,19 @@ const ctx: ReconcileContext = { logger: pino({ level: 'silent' }), reconcileID: 
 const key = { namespace: 'ns1', name: 'default' };
 
 describe('ConfigReconciler', () => {
-  const cases: Record<string, {
-    args: { config: BucketProviderConfig; cached?: StorageBucket[]; liveUsers?: boolean; secret?: boolean; allowLinkLocal?: boolean };
-    want: {
-      added?: boolean; removed?: boolean; askedLive?: boolean;
-      ready?: { status: string; reason: string; message?: RegExp }; bucketCount?: number;
-    };
-  }> = {
+  const cases: Record<
+    string,
+    {
+      args: { config: BucketProviderConfig; cached?: StorageBucket[]; liveUsers?: boolean; secret?: boolean; allowLinkLocal?: boolean };
+      want: {
+        added?: boolean;
+        removed?: boolean;
+        askedLive?: boolean;
+        ready?: { status: string; reason: string; message?: RegExp };
+        bucketCount?: number;
+      };
+    }
+  > = {
     'not deleting, no finalizer yet: finalizer added': {
       args: { config: providerConfig().build() },
       want: { added: true },
@@ -77,7 +83,15 @@ describe('ConfigReconciler', () => {
       want: { ready: { status: 'False', reason: IN_USE_REASON, message: /waits for 2 StorageBucket/ }, bucketCount: 2 },
     },
     'deleting, a cached bucket of another config does not count': {
-      args: { config: providerConfig().inUse().deleting().build(), cached: [bucket('a').withSpec({ providerRef: { name: 'other' } }).build()], liveUsers: false },
+      args: {
+        config: providerConfig().inUse().deleting().build(),
+        cached: [
+          bucket('a')
+            .withSpec({ providerRef: { name: 'other' } })
+            .build(),
+        ],
+        liveUsers: false,
+      },
       want: { askedLive: true, removed: true },
     },
     'deleting without our finalizer: nothing to do': {
@@ -127,7 +141,9 @@ describe('ConfigReconciler', () => {
       }
       const writes: Writes = { added: [], removed: [], status: [], liveLists: [] };
       const reconciler = new ConfigReconciler({
-        configs, buckets, secrets,
+        configs,
+        buckets,
+        secrets,
         writer: fakeWriter(tc.args.liveUsers ?? false, writes),
         allowLinkLocalEndpoints: tc.args.allowLinkLocal,
         now: () => new Date('2026-01-01T00:00:00Z'),

@@ -20,16 +20,25 @@ function deps(config: BucketProviderConfig | undefined, opts: { allowLinkLocal?:
 
 describe('connect', () => {
   const http = { endpoint: 'http://127.0.0.1:8090' };
-  const cases: Record<string, {
-    args: { config?: BucketProviderConfig; bucket: StorageBucket; allowLinkLocal?: boolean };
-    want: { reason?: Reason; message?: RegExp; endpoint?: string };
-  }> = {
+  const cases: Record<
+    string,
+    {
+      args: { config?: BucketProviderConfig; bucket: StorageBucket; allowLinkLocal?: boolean };
+      want: { reason?: Reason; message?: RegExp; endpoint?: string };
+    }
+  > = {
     'https config in use: connects': {
       args: { config: providerConfig().inUse().build(), bucket: bucket().build() },
       want: { endpoint: 'https://storage.example.com' },
     },
     'http config with insecure true: connects': {
-      args: { config: providerConfig().withSpec({ ...http, insecure: true }).inUse().build(), bucket: bucket().build() },
+      args: {
+        config: providerConfig()
+          .withSpec({ ...http, insecure: true })
+          .inUse()
+          .build(),
+        bucket: bucket().build(),
+      },
       want: { endpoint: http.endpoint },
     },
     'http config stored before the CEL rule (no insecure): refused naming the field': {
@@ -37,12 +46,21 @@ describe('connect', () => {
       want: { reason: Reason.InvalidProviderConfig, message: /ns1\/default: spec\.endpoint is not https:\/\/ and spec\.insecure is not true/ },
     },
     'http config with insecure false: refused, also to deprovision': {
-      args: { config: providerConfig().withSpec({ ...http, insecure: false }).inUse().build(), bucket: bucket().prepared().deleting().build() },
+      args: {
+        config: providerConfig()
+          .withSpec({ ...http, insecure: false })
+          .inUse()
+          .build(),
+        bucket: bucket().prepared().deleting().build(),
+      },
       want: { reason: Reason.InvalidProviderConfig, message: /spec\.insecure/ },
     },
     'metadata address: refused, naming the flag': {
       args: { config: providerConfig().withSpec({ endpoint: 'http://169.254.169.254', insecure: true }).inUse().build(), bucket: bucket().build() },
-      want: { reason: Reason.InvalidProviderConfig, message: /169\.254\.169\.254 is a cloud metadata address: refused \(--allow-link-local-endpoints allows it\)/ },
+      want: {
+        reason: Reason.InvalidProviderConfig,
+        message: /169\.254\.169\.254 is a cloud metadata address: refused \(--allow-link-local-endpoints allows it\)/,
+      },
     },
     'metadata host name over https: refused': {
       args: { config: providerConfig().withSpec({ endpoint: 'https://metadata.google.internal' }).inUse().build(), bucket: bucket().build() },
@@ -53,7 +71,11 @@ describe('connect', () => {
       want: { reason: Reason.InvalidProviderConfig, message: /fe80::1 is a link-local address/ },
     },
     'link-local allowed by the flag: connects': {
-      args: { config: providerConfig().withSpec({ endpoint: 'https://169.254.10.1' }).inUse().build(), bucket: bucket().build(), allowLinkLocal: true },
+      args: {
+        config: providerConfig().withSpec({ endpoint: 'https://169.254.10.1' }).inUse().build(),
+        bucket: bucket().build(),
+        allowLinkLocal: true,
+      },
       want: { endpoint: 'https://169.254.10.1' },
     },
     'invalid URL: refused': {
@@ -90,7 +112,10 @@ describe('connect', () => {
     it(name, async () => {
       const d = deps(tc.args.config, { allowLinkLocal: tc.args.allowLinkLocal });
       try {
-        const outcome = await connect(d, tc.args.bucket).then((c) => c, (err: unknown) => err);
+        const outcome = await connect(d, tc.args.bucket).then(
+          (c) => c,
+          (err: unknown) => err,
+        );
         if (tc.want.reason === undefined) {
           expect(outcome).to.not.be.instanceOf(Error);
           expect((outcome as { endpoint: string }).endpoint).to.equal(tc.want.endpoint);
@@ -110,7 +135,7 @@ describe('connect', () => {
 
 describe('endpointProblem', () => {
   const cases: Record<string, { args: { endpoint: string; insecure?: boolean; allowLinkLocal?: boolean }; want: RegExp | undefined }> = {
-    'https': { args: { endpoint: 'https://storage.example.com' }, want: undefined },
+    https: { args: { endpoint: 'https://storage.example.com' }, want: undefined },
     'http without insecure': { args: { endpoint: 'http://storage.example.com' }, want: /spec\.insecure is not true/ },
     'http with insecure': { args: { endpoint: 'http://storage.example.com', insecure: true }, want: undefined },
     'insecure does not allow the metadata service': { args: { endpoint: 'http://169.254.169.254', insecure: true }, want: /cloud metadata/ },

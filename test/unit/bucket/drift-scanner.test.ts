@@ -31,7 +31,8 @@ describe('DriftScanner', () => {
     const configs = new IndexedCache<BucketProviderConfig>();
     const secrets = new IndexedCache<V1Secret>();
     configs.upsert({
-      apiVersion: API_VERSION, kind: 'BucketProviderConfig',
+      apiVersion: API_VERSION,
+      kind: 'BucketProviderConfig',
       metadata: { name: 'default', namespace: 'ns1', finalizers: [CONFIG_IN_USE_FINALIZER] },
       spec: { endpoint: p.url, secretRef: { name: 'key', key: 'apiKey' }, insecure: true },
     });
@@ -51,7 +52,10 @@ describe('DriftScanner', () => {
     const obj = bucket(name).prepared(`key-${name}`).build();
     const res = await call(p.url, '/buckets', { method: 'POST', body: createBody({ tags: operatorTags(obj) }) });
     const made = res.body as { id: string; endpoint: string };
-    return bucket(name).prepared(`key-${name}`).withStatus(readyStatus(p.url, { id: made.id, endpoint: made.endpoint, idempotencyKey: `key-${name}` })).build();
+    return bucket(name)
+      .prepared(`key-${name}`)
+      .withStatus(readyStatus(p.url, { id: made.id, endpoint: made.endpoint, idempotencyKey: `key-${name}` }))
+      .build();
   }
 
   it('lists once, sends and records only the buckets that differ', async () => {
@@ -64,7 +68,10 @@ describe('DriftScanner', () => {
 
     const summary = await w.scanner.scan();
     expect(p.stats().requests).to.deep.equal({ 'GET /buckets 200': 1 });
-    expect(summary.findings.map((f) => [f.key.name, f.reason])).to.have.deep.members([['shrunk', 'drifted'], ['gone', 'missing']]);
+    expect(summary.findings.map((f) => [f.key.name, f.reason])).to.have.deep.members([
+      ['shrunk', 'drifted'],
+      ['gone', 'missing'],
+    ]);
     expect(w.sent.map((k) => k.name)).to.have.members(['shrunk', 'gone']);
     expect(w.reports.reported({ namespace: 'ns1', name: 'fine' })).to.equal(false);
     expect(w.reports.reported({ namespace: 'ns1', name: 'gone' })).to.equal(true);

@@ -12,39 +12,70 @@ const cases: Record<string, { cached: StorageBucket[]; listed: ProviderBucket[];
   'listed as recorded: nothing to do': { cached: [ready().build()], listed: [listed], want: [] },
   'deleted at the provider (or lost the managed-by tag): missing': { cached: [ready().build()], listed: [], want: [['b1', 'missing']] },
   'shrunk at the provider: drifted': { cached: [ready().build()], listed: [providerBucket({ sizeGB: 3 })], want: [['b1', 'drifted']] },
-  'encryption flipped at the provider: drifted': { cached: [ready().build()], listed: [providerBucket({ encrypted: true })], want: [['b1', 'drifted']] },
+  'encryption flipped at the provider: drifted': {
+    cached: [ready().build()],
+    listed: [providerBucket({ encrypted: true })],
+    want: [['b1', 'drifted']],
+  },
   'one of our tags changed: drifted': {
-    cached: [ready().build()], listed: [providerBucket({ tags: { ...listed.tags, 'kubernetes-name': 'x' } })], want: [['b1', 'drifted']],
+    cached: [ready().build()],
+    listed: [providerBucket({ tags: { ...listed.tags, 'kubernetes-name': 'x' } })],
+    want: [['b1', 'drifted']],
   },
   'grown at the provider (never shrunk back), status shows the old size: statusStale': {
-    cached: [ready().build()], listed: [providerBucket({ sizeGB: 50 })], want: [['b1', 'statusStale']],
+    cached: [ready().build()],
+    listed: [providerBucket({ sizeGB: 50 })],
+    want: [['b1', 'statusStale']],
   },
   'resizing at the provider while the status says Ready: notActive': {
-    cached: [ready().build()], listed: [providerBucket({ phase: 'Resizing' })], want: [['b1', 'notActive']],
+    cached: [ready().build()],
+    listed: [providerBucket({ phase: 'Resizing' })],
+    want: [['b1', 'notActive']],
   },
-  'buckets in transition are their own poll\'s business: skipped': {
-    cached: [bucket().prepared().withStatus({ ...readyStatus(ENDPOINT), phase: 'Provisioning', conditions: [] }).build()], listed: [], want: [],
+  "buckets in transition are their own poll's business: skipped": {
+    cached: [
+      bucket()
+        .prepared()
+        .withStatus({ ...readyStatus(ENDPOINT), phase: 'Provisioning', conditions: [] })
+        .build(),
+    ],
+    listed: [],
+    want: [],
   },
   'spec changed since Ready (generation not observed): skipped': {
-    cached: [ready().withSpec({ sizeGB: 20 }).withGeneration(2).build()], listed: [], want: [],
+    cached: [ready().withSpec({ sizeGB: 20 }).withGeneration(2).build()],
+    listed: [],
+    want: [],
   },
   'recorded at another endpoint: skipped (its reconcile reports ProviderChanged)': {
-    cached: [bucket().prepared().withStatus(readyStatus('http://old')).build()], listed: [], want: [],
+    cached: [bucket().prepared().withStatus(readyStatus('http://old')).build()],
+    listed: [],
+    want: [],
   },
   'observed (managementPolicy Observe), never tagged by us: skipped, it is read one by one': {
-    cached: [ready().withSpec({ managementPolicy: 'Observe' }).build()], listed: [], want: [],
+    cached: [ready().withSpec({ managementPolicy: 'Observe' }).build()],
+    listed: [],
+    want: [],
   },
   'being deleted: skipped': { cached: [ready().deleting().build()], listed: [], want: [] },
-  'listed buckets nobody caches (another cluster\'s) are ignored': {
-    cached: [ready().build()], listed: [listed, providerBucket({ id: 'bucket-999999' })], want: [],
+  "listed buckets nobody caches (another cluster's) are ignored": {
+    cached: [ready().build()],
+    listed: [listed, providerBucket({ id: 'bucket-999999' })],
+    want: [],
   },
   'several buckets: only the differing ones': {
     cached: [
       ready().build(),
-      bucket('b2').prepared('k2').withStatus(readyStatus(ENDPOINT, { id: 'bucket-000002', endpoint: 'bucket-000002.us-east-1.storage.example' })).build(),
+      bucket('b2')
+        .prepared('k2')
+        .withStatus(readyStatus(ENDPOINT, { id: 'bucket-000002', endpoint: 'bucket-000002.us-east-1.storage.example' }))
+        .build(),
     ],
     listed: [providerBucket({ encrypted: true })],
-    want: [['b1', 'drifted'], ['b2', 'missing']],
+    want: [
+      ['b1', 'drifted'],
+      ['b2', 'missing'],
+    ],
   },
 };
 
@@ -59,7 +90,7 @@ describe('compare', () => {
 describe('DriftReports', () => {
   const finding = (name: string) => ({ key: { namespace: 'ns1', name }, id: 'bucket-000001', reason: 'missing' as const });
 
-  it('keeps each account\'s latest findings until its next scan', () => {
+  it("keeps each account's latest findings until its next scan", () => {
     const r = new DriftReports();
     r.record('acct-a', [finding('b1')]);
     r.record('acct-b', [finding('b2')]);

@@ -6,30 +6,56 @@ import { bucket, readyStatus } from '../../support/fixtures';
 
 type Kind = FailurePolicy['type'];
 
-const cases: Record<string, { args: { err: unknown; during?: string; ready?: boolean }; want: { type: Kind; reason?: string; readyStatus?: string; requeueAfterMs?: number } }> = {
-  'a conflict goes to the runner untouched (backoff, no status)': { args: { err: new ApiError(409, 'Conflict', 'modified') }, want: { type: 'rethrow' } },
+const cases: Record<
+  string,
+  { args: { err: unknown; during?: string; ready?: boolean }; want: { type: Kind; reason?: string; readyStatus?: string; requeueAfterMs?: number } }
+> = {
+  'a conflict goes to the runner untouched (backoff, no status)': {
+    args: { err: new ApiError(409, 'Conflict', 'modified') },
+    want: { type: 'rethrow' },
+  },
   'an unexpected error goes to the runner untouched': { args: { err: new Error('boom') }, want: { type: 'rethrow' } },
   'a terminal error stays terminal': { args: { err: new TerminalError('blocked') }, want: { type: 'rethrow' } },
-  '410 on a create: the key is spent': { args: { err: new ProviderError('gone', { status: 410, code: 'BucketDeleted' }), during: 'create' }, want: { type: 'keySpent' } },
-  '410 elsewhere: rejected, terminal': { args: { err: new ProviderError('gone', { status: 410, code: 'BucketDeleted' }), during: 'update' }, want: { type: 'terminal', reason: 'InvalidSpec', readyStatus: 'False' } },
+  '410 on a create: the key is spent': {
+    args: { err: new ProviderError('gone', { status: 410, code: 'BucketDeleted' }), during: 'create' },
+    want: { type: 'keySpent' },
+  },
+  '410 elsewhere: rejected, terminal': {
+    args: { err: new ProviderError('gone', { status: 410, code: 'BucketDeleted' }), during: 'update' },
+    want: { type: 'terminal', reason: 'InvalidSpec', readyStatus: 'False' },
+  },
   '401: credentials rejected, slow retry': {
-    args: { err: new ProviderError('bad key', { status: 401, code: 'Unauthorized' }) }, want: { type: 'retry', reason: 'CredentialsRejected', readyStatus: 'False', requeueAfterMs: CREDENTIALS_RETRY_MS },
+    args: { err: new ProviderError('bad key', { status: 401, code: 'Unauthorized' }) },
+    want: { type: 'retry', reason: 'CredentialsRejected', readyStatus: 'False', requeueAfterMs: CREDENTIALS_RETRY_MS },
   },
   '503 on a new bucket: unavailable, backoff, Ready False with a reason': {
-    args: { err: new ProviderError('down', { status: 503, code: 'Unavailable' }) }, want: { type: 'retry', reason: 'ProviderUnavailable', readyStatus: 'False' },
+    args: { err: new ProviderError('down', { status: 503, code: 'Unavailable' }) },
+    want: { type: 'retry', reason: 'ProviderUnavailable', readyStatus: 'False' },
   },
   '503 on a Ready bucket: Ready kept': {
-    args: { err: new ProviderError('down', { status: 503, code: 'Unavailable' }), ready: true }, want: { type: 'retry', reason: 'ProviderUnavailable', readyStatus: 'True' },
+    args: { err: new ProviderError('down', { status: 503, code: 'Unavailable' }), ready: true },
+    want: { type: 'retry', reason: 'ProviderUnavailable', readyStatus: 'True' },
   },
   '429 with Retry-After 2 s: requeue after it': {
-    args: { err: new ProviderError('slow', { status: 429, code: 'Throttled', retryAfterMs: 2000 }) }, want: { type: 'retry', reason: 'Throttled', readyStatus: 'False', requeueAfterMs: 2000 },
+    args: { err: new ProviderError('slow', { status: 429, code: 'Throttled', retryAfterMs: 2000 }) },
+    want: { type: 'retry', reason: 'Throttled', readyStatus: 'False', requeueAfterMs: 2000 },
   },
-  '429 with a sub-second Retry-After: the runner\'s backoff': {
-    args: { err: new ProviderError('slow', { status: 429, code: 'Throttled', retryAfterMs: 200 }) }, want: { type: 'retry', reason: 'Throttled', readyStatus: 'False' },
+  "429 with a sub-second Retry-After: the runner's backoff": {
+    args: { err: new ProviderError('slow', { status: 429, code: 'Throttled', retryAfterMs: 200 }) },
+    want: { type: 'retry', reason: 'Throttled', readyStatus: 'False' },
   },
-  'network failure (status 0): unavailable, backoff': { args: { err: new ProviderError('ETIMEDOUT', { status: 0, code: 'ETIMEDOUT' }) }, want: { type: 'retry', reason: 'ProviderUnavailable', readyStatus: 'False' } },
-  '404 between observe and act: transient': { args: { err: new ProviderError('nf', { status: 404, code: 'BucketNotFound' }) }, want: { type: 'retry', reason: 'ProviderUnavailable', readyStatus: 'False' } },
-  '422: rejected by the provider, terminal': { args: { err: new ProviderError('bad region', { status: 422, code: 'ValidationFailed' }) }, want: { type: 'terminal', reason: 'InvalidSpec', readyStatus: 'False' } },
+  'network failure (status 0): unavailable, backoff': {
+    args: { err: new ProviderError('ETIMEDOUT', { status: 0, code: 'ETIMEDOUT' }) },
+    want: { type: 'retry', reason: 'ProviderUnavailable', readyStatus: 'False' },
+  },
+  '404 between observe and act: transient': {
+    args: { err: new ProviderError('nf', { status: 404, code: 'BucketNotFound' }) },
+    want: { type: 'retry', reason: 'ProviderUnavailable', readyStatus: 'False' },
+  },
+  '422: rejected by the provider, terminal': {
+    args: { err: new ProviderError('bad region', { status: 422, code: 'ValidationFailed' }) },
+    want: { type: 'terminal', reason: 'InvalidSpec', readyStatus: 'False' },
+  },
 };
 
 describe('classifyFailure', () => {

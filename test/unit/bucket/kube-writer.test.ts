@@ -24,16 +24,42 @@ function fakeClient(items: StorageBucket[], opts: { selectable: boolean }, calls
 describe('kubeWriter.configHasUsers', () => {
   const cases: Record<string, { args: { items: StorageBucket[]; selectable: boolean }; want: { users: boolean; lists: number } }> = {
     'a user, selectable field: one filtered list': {
-      args: { items: [bucket('a').build()], selectable: true }, want: { users: true, lists: 1 },
+      args: { items: [bucket('a').build()], selectable: true },
+      want: { users: true, lists: 1 },
     },
     'only buckets of other configs, selectable field': {
-      args: { items: [bucket('a').withSpec({ providerRef: { name: 'other' } }).build()], selectable: true }, want: { users: false, lists: 1 },
+      args: {
+        items: [
+          bucket('a')
+            .withSpec({ providerRef: { name: 'other' } })
+            .build(),
+        ],
+        selectable: true,
+      },
+      want: { users: false, lists: 1 },
     },
     'a user, CRD without the selectable field: falls back to the namespace list': {
-      args: { items: [bucket('a').withSpec({ providerRef: { name: 'other' } }).build(), bucket('b').build()], selectable: false }, want: { users: true, lists: 2 },
+      args: {
+        items: [
+          bucket('a')
+            .withSpec({ providerRef: { name: 'other' } })
+            .build(),
+          bucket('b').build(),
+        ],
+        selectable: false,
+      },
+      want: { users: true, lists: 2 },
     },
     'no user, CRD without the selectable field': {
-      args: { items: [bucket('a').withSpec({ providerRef: { name: 'other' } }).build()], selectable: false }, want: { users: false, lists: 2 },
+      args: {
+        items: [
+          bucket('a')
+            .withSpec({ providerRef: { name: 'other' } })
+            .build(),
+        ],
+        selectable: false,
+      },
+      want: { users: false, lists: 2 },
     },
   };
   for (const [name, tc] of Object.entries(cases)) {
@@ -47,8 +73,17 @@ describe('kubeWriter.configHasUsers', () => {
   }
 
   it('passes on errors other than 400', async () => {
-    const client = { list: async () => { throw new ApiError(403, 'Forbidden', 'no'); } } as unknown as KubeClient;
-    const outcome = await kubeWriter(client, 'test').configHasUsers({ namespace: 'ns1', name: 'default' }).then(() => undefined, (e: unknown) => e);
+    const client = {
+      list: async () => {
+        throw new ApiError(403, 'Forbidden', 'no');
+      },
+    } as unknown as KubeClient;
+    const outcome = await kubeWriter(client, 'test')
+      .configHasUsers({ namespace: 'ns1', name: 'default' })
+      .then(
+        () => undefined,
+        (e: unknown) => e,
+      );
     expect(outcome).to.be.instanceOf(ApiError).with.property('status', 403);
   });
 });

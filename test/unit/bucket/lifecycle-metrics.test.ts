@@ -17,12 +17,21 @@ function bucket(name: string, namespace = 'team-a') {
     spec: { region: 'eu-west-1', sizeGB: 10, providerRef: { name: 'default' } },
   } as StorageBucket;
   const cond = (type: string, status: string, atSeconds: number) => ({
-    type, status, reason: 'X', message: '', observedGeneration: 1, lastTransitionTime: iso(T0 + atSeconds * 1000),
+    type,
+    status,
+    reason: 'X',
+    message: '',
+    observedGeneration: 1,
+    lastTransitionTime: iso(T0 + atSeconds * 1000),
   });
   const api = {
     obj: b,
     ready(atSeconds = 0, status = 'True') {
-      b.status = { ...(b.status ?? {}), observedGeneration: 1, conditions: [...(b.status?.conditions ?? []).filter((c) => c.type !== 'Ready'), cond('Ready', status, atSeconds)] } as StorageBucket['status'];
+      b.status = {
+        ...(b.status ?? {}),
+        observedGeneration: 1,
+        conditions: [...(b.status?.conditions ?? []).filter((c) => c.type !== 'Ready'), cond('Ready', status, atSeconds)],
+      } as StorageBucket['status'];
       return api;
     },
     synced() {
@@ -75,7 +84,13 @@ describe('BucketLifecycleMetrics', () => {
   const setup = (objects: StorageBucket[] = [], opts: { leader?: () => boolean; maxNamespaces?: number } = {}) => {
     const registry = new Registry();
     const fake = fakeInformer(objects);
-    const metrics = new BucketLifecycleMetrics({ registry, informer: fake.informer, now: () => now, isLeader: opts.leader, maxNamespaces: opts.maxNamespaces });
+    const metrics = new BucketLifecycleMetrics({
+      registry,
+      informer: fake.informer,
+      now: () => now,
+      isLeader: opts.leader,
+      maxNamespaces: opts.maxNamespaces,
+    });
     return { registry, metrics, ...fake };
   };
   beforeEach(() => {
@@ -129,7 +144,7 @@ describe('BucketLifecycleMetrics', () => {
       expect(await histogram(registry, BucketMetric.deletion)).to.deep.equal({ count: 0, sum: 0 });
     });
 
-    it('forgets a deleted bucket\'s uid, so the Ready-seen set does not grow without bound', async () => {
+    it("forgets a deleted bucket's uid, so the Ready-seen set does not grow without bound", async () => {
       const { registry, events } = setup([bucket('a').ready(1).obj]);
       events().onDelete?.(bucket('a').deleting(2).obj);
       // Only observable through a uid coming back (which the API server never does): it is

@@ -17,7 +17,10 @@ const cases: Record<string, { args: { bucket: StorageBucket; obs?: Observation }
     want: { type: 'mirror', found: false, announce: false, recheck: 'drift' },
   },
   'observe: a spec smaller than the provider bucket is not enforced': {
-    args: { bucket: observe().withSpec({ managementPolicy: 'Observe', sizeGB: 500, encrypted: true }).adopting('bucket-000001').build(), obs: { exists: true, bucket: providerBucket() } },
+    args: {
+      bucket: observe().withSpec({ managementPolicy: 'Observe', sizeGB: 500, encrypted: true }).adopting('bucket-000001').build(),
+      obs: { exists: true, bucket: providerBucket() },
+    },
     want: { type: 'mirror', found: true, announce: true, recheck: 'drift' },
   },
   'observe: the named bucket is resizing: mirror it and read again at the poll interval': {
@@ -26,7 +29,11 @@ const cases: Record<string, { args: { bucket: StorageBucket; obs?: Observation }
   },
   'observe: nothing names the bucket: blocked with a reason': {
     args: { bucket: observe().build(), obs: { exists: false } },
-    want: { type: 'blocked', reason: 'InvalidSpec', message: `managementPolicy Observe needs the ${ADOPT_ANNOTATION} annotation naming the provider bucket to observe` },
+    want: {
+      type: 'blocked',
+      reason: 'InvalidSpec',
+      message: `managementPolicy Observe needs the ${ADOPT_ANNOTATION} annotation naming the provider bucket to observe`,
+    },
   },
   'observe: deleting with a finalizer from an earlier Full policy: release it, never delete': {
     args: { bucket: observe().prepared().adopting('bucket-000001').deleting().build(), obs: { exists: true, bucket: providerBucket() } },
@@ -41,7 +48,10 @@ const cases: Record<string, { args: { bucket: StorageBucket; obs?: Observation }
     want: { type: 'prepare', addFinalizer: true, mintKey: true, createNow: false },
   },
   'full again after observe, prepared: the observed bucket is now managed (drift corrected)': {
-    args: { bucket: bucket().withSpec({ sizeGB: 20 }).prepared().adopting('bucket-000001').withStatus({ id: 'bucket-000001' }).build(), obs: { exists: true, bucket: providerBucket() } },
+    args: {
+      bucket: bucket().withSpec({ sizeGB: 20 }).prepared().adopting('bucket-000001').withStatus({ id: 'bucket-000001' }).build(),
+      obs: { exists: true, bucket: providerBucket() },
+    },
     want: { type: 'update', id: 'bucket-000001', patch: { sizeGB: 20 }, requested: true, grows: true, adopting: false },
   },
 };
@@ -49,7 +59,9 @@ const cases: Record<string, { args: { bucket: StorageBucket; obs?: Observation }
 describe('decide: managementPolicy Observe', () => {
   for (const [name, { args, want }] of Object.entries(cases)) {
     it(name, () => {
-      expect(decide(args.bucket, { driftReported: false, connection: { endpoint: ENDPOINT }, ...(args.obs ? { observation: args.obs } : {}) })).to.deep.equal(want);
+      expect(
+        decide(args.bucket, { driftReported: false, connection: { endpoint: ENDPOINT }, ...(args.obs ? { observation: args.obs } : {}) }),
+      ).to.deep.equal(want);
     });
   }
 });

@@ -2,7 +2,14 @@ import { expect } from 'chai';
 import type { V1Secret } from '@kubernetes/client-node';
 import { MANAGED_BY_LABEL, MANAGED_BY_VALUE } from '../../../operator/api/v1';
 import {
-  condenseSecretData, desiredSecret, desiredService, endpointHost, isControlledBy, secretNeedsApply, serviceNeedsApply, type OwnedSecret,
+  condenseSecretData,
+  desiredSecret,
+  desiredService,
+  endpointHost,
+  isControlledBy,
+  secretNeedsApply,
+  serviceNeedsApply,
+  type OwnedSecret,
 } from '../../../operator/bucket/owned';
 import { bucket } from '../../support/fixtures';
 
@@ -51,7 +58,7 @@ describe('owned objects', () => {
     expect(cached).to.not.have.property('data');
     expect(JSON.stringify(cached)).to.not.include(s.data?.['bucketId']);
     const cases = {
-      'unchanged': { live: s, want: false },
+      unchanged: { live: s, want: false },
       'a value edited': { live: { ...s, data: { ...s.data, endpoint: Buffer.from('https://evil.example').toString('base64') } }, want: true },
       'a key removed': { live: { ...s, data: { bucketId: s.data?.['bucketId'] ?? '' } }, want: true },
       'a key added next to ours': { live: { ...s, data: { ...s.data, extra: 'eA==' } }, want: false },

@@ -21,16 +21,21 @@ interface Case {
 /** Stage by stage, the way the orchestrator walks them: object, connection, preplan, observation. */
 const cases: Record<string, Case> = {
   // The object alone.
-  'deleting without our finalizer: nothing, not even a connection': { args: { bucket: bucket().deleting().build(), facts: { driftReported: false } }, want: { type: 'nothing' } },
+  'deleting without our finalizer: nothing, not even a connection': {
+    args: { bucket: bucket().deleting().build(), facts: { driftReported: false } },
+    want: { type: 'nothing' },
+  },
   'paused: report it before connecting': {
     args: { bucket: ready().paused().build(), facts: { driftReported: false } },
     want: { type: 'paused', message: 'reconciliation paused by storage.avalonhosting.example/paused' },
   },
   'deleting with Orphan: release before connecting (no provider needed)': {
-    args: { bucket: ready().withSpec({ deletionPolicy: 'Orphan' }).deleting().build(), facts: { driftReported: false } }, want: { type: 'removeFinalizer', why: 'orphan' },
+    args: { bucket: ready().withSpec({ deletionPolicy: 'Orphan' }).deleting().build(), facts: { driftReported: false } },
+    want: { type: 'removeFinalizer', why: 'orphan' },
   },
   'managementPolicy Observe, deleting: release, never DELETE': {
-    args: { bucket: ready().withSpec({ managementPolicy: 'Observe' }).deleting().build(), facts: { driftReported: false } }, want: { type: 'removeFinalizer', why: 'orphan' },
+    args: { bucket: ready().withSpec({ managementPolicy: 'Observe' }).deleting().build(), facts: { driftReported: false } },
+    want: { type: 'removeFinalizer', why: 'orphan' },
   },
   'invalid spec: blocked before connecting': {
     args: { bucket: bucket().withSpec({ sizeGB: 0 }).build(), facts: { driftReported: false } },
@@ -40,110 +45,202 @@ const cases: Record<string, Case> = {
 
   // Not connected.
   'no config: wait for it with its reason': {
-    args: { bucket: bucket().prepared().build(), facts: { driftReported: false, connection: { failure: { reason: 'ProviderConfigNotFound', message: 'BucketProviderConfig ns1/default not found' } } } },
+    args: {
+      bucket: bucket().prepared().build(),
+      facts: {
+        driftReported: false,
+        connection: { failure: { reason: 'ProviderConfigNotFound', message: 'BucketProviderConfig ns1/default not found' } },
+      },
+    },
     want: { type: 'waitForConfig', reason: 'ProviderConfigNotFound', message: 'BucketProviderConfig ns1/default not found' },
   },
   'no config, deleting, nothing ever sent: release': {
-    args: { bucket: bucket().withFinalizer().deleting().build(), facts: { driftReported: false, connection: { failure: { reason: 'SecretNotFound', message: 'x' } } } },
+    args: {
+      bucket: bucket().withFinalizer().deleting().build(),
+      facts: { driftReported: false, connection: { failure: { reason: 'SecretNotFound', message: 'x' } } },
+    },
     want: { type: 'removeFinalizer', why: 'gone' },
   },
   'no config, deleting, a key was minted: wait (a create may have happened)': {
-    args: { bucket: bucket().prepared().deleting().build(), facts: { driftReported: false, connection: { failure: { reason: 'SecretNotFound', message: 'x' } } } },
+    args: {
+      bucket: bucket().prepared().deleting().build(),
+      facts: { driftReported: false, connection: { failure: { reason: 'SecretNotFound', message: 'x' } } },
+    },
     want: { type: 'waitForConfig', reason: 'SecretNotFound', message: 'x' },
   },
 
   // Connected, before asking the provider.
   'new object: finalizer and key, then create at once': {
-    args: { bucket: bucket().build(), facts: connected }, want: { type: 'prepare', addFinalizer: true, mintKey: true, createNow: true },
+    args: { bucket: bucket().build(), facts: connected },
+    want: { type: 'prepare', addFinalizer: true, mintKey: true, createNow: true },
   },
   'finalizer but no key: mint it and create': {
-    args: { bucket: bucket().withFinalizer().build(), facts: connected }, want: { type: 'prepare', addFinalizer: false, mintKey: true, createNow: true },
+    args: { bucket: bucket().withFinalizer().build(), facts: connected },
+    want: { type: 'prepare', addFinalizer: false, mintKey: true, createNow: true },
   },
   'key but no finalizer: add it, then ask the provider (the key may have been used)': {
-    args: { bucket: bucket().withKey('k1').build(), facts: connected }, want: { type: 'prepare', addFinalizer: true, mintKey: false, createNow: false },
+    args: { bucket: bucket().withKey('k1').build(), facts: connected },
+    want: { type: 'prepare', addFinalizer: true, mintKey: false, createNow: false },
   },
   'adopting: prepare, never create': {
-    args: { bucket: bucket().adopting('bucket-7').build(), facts: connected }, want: { type: 'prepare', addFinalizer: true, mintKey: true, createNow: false },
+    args: { bucket: bucket().adopting('bucket-7').build(), facts: connected },
+    want: { type: 'prepare', addFinalizer: true, mintKey: true, createNow: false },
   },
-  'prepared, never created: observe (the key may have made a bucket)': { args: { bucket: bucket().prepared().build(), facts: connected }, want: observe },
-  'Ready for this generation: trust the status, no provider call': { args: { bucket: ready().build(), facts: connected }, want: { type: 'upToDate' } },
+  'prepared, never created: observe (the key may have made a bucket)': {
+    args: { bucket: bucket().prepared().build(), facts: connected },
+    want: observe,
+  },
+  'Ready for this generation: trust the status, no provider call': {
+    args: { bucket: ready().build(), facts: connected },
+    want: { type: 'upToDate' },
+  },
   'Ready, but the drift scan named it: observe': { args: { bucket: ready().build(), facts: { ...connected, driftReported: true } }, want: observe },
-  'spec changed since Ready: observe': { args: { bucket: ready().withSpec({ sizeGB: 20 }).withGeneration(2).build(), facts: connected }, want: observe },
-  'config points elsewhere now: observe (ProviderChanged is the provider\'s to prove)': {
-    args: { bucket: ready().build(), facts: { driftReported: false, connection: { endpoint: 'http://other' } } }, want: observe,
+  'spec changed since Ready: observe': {
+    args: { bucket: ready().withSpec({ sizeGB: 20 }).withGeneration(2).build(), facts: connected },
+    want: observe,
+  },
+  "config points elsewhere now: observe (ProviderChanged is the provider's to prove)": {
+    args: { bucket: ready().build(), facts: { driftReported: false, connection: { endpoint: 'http://other' } } },
+    want: observe,
   },
   'last reconcile failed (Synced False): observe': {
     args: {
-      bucket: ready().withStatus({
-        conditions: [
-          { type: 'Ready', status: 'True', reason: 'Available', message: '', lastTransitionTime: '2026-01-01T00:00:00Z', observedGeneration: 1 },
-          { type: 'Synced', status: 'False', reason: 'ProviderUnavailable', message: 'x', lastTransitionTime: '2026-01-01T00:00:00Z', observedGeneration: 1 },
-        ],
-      }).build(),
+      bucket: ready()
+        .withStatus({
+          conditions: [
+            { type: 'Ready', status: 'True', reason: 'Available', message: '', lastTransitionTime: '2026-01-01T00:00:00Z', observedGeneration: 1 },
+            {
+              type: 'Synced',
+              status: 'False',
+              reason: 'ProviderUnavailable',
+              message: 'x',
+              lastTransitionTime: '2026-01-01T00:00:00Z',
+              observedGeneration: 1,
+            },
+          ],
+        })
+        .build(),
       facts: connected,
     },
     want: observe,
   },
   'a reconcile requested by annotation and not yet handled: observe': {
-    args: { bucket: ready().withAnnotation('storage.avalonhosting.example/reconcile-requested-at', 't1').build(), facts: connected }, want: observe,
+    args: { bucket: ready().withAnnotation('storage.avalonhosting.example/reconcile-requested-at', 't1').build(), facts: connected },
+    want: observe,
   },
   'a reconcile request already handled: trust the status': {
-    args: { bucket: ready().withAnnotation('storage.avalonhosting.example/reconcile-requested-at', 't1').withStatus({ lastHandledReconcileAt: 't1' }).build(), facts: connected },
+    args: {
+      bucket: ready()
+        .withAnnotation('storage.avalonhosting.example/reconcile-requested-at', 't1')
+        .withStatus({ lastHandledReconcileAt: 't1' })
+        .build(),
+      facts: connected,
+    },
     want: { type: 'upToDate' },
   },
   'managementPolicy Observe, Ready: observe (untagged, so the scan cannot cover it)': {
-    args: { bucket: ready().withSpec({ managementPolicy: 'Observe' }).build(), facts: connected }, want: observe,
+    args: { bucket: ready().withSpec({ managementPolicy: 'Observe' }).build(), facts: connected },
+    want: observe,
   },
-  'managementPolicy Observe, new: observe, never prepare': { args: { bucket: bucket().withSpec({ managementPolicy: 'Observe' }).build(), facts: connected }, want: observe },
+  'managementPolicy Observe, new: observe, never prepare': {
+    args: { bucket: bucket().withSpec({ managementPolicy: 'Observe' }).build(), facts: connected },
+    want: observe,
+  },
   'deleting with a recorded id: DELETE at once, a 404 means gone': {
-    args: { bucket: ready().deleting().build(), facts: connected }, want: { type: 'delete', id: 'bucket-000001', ifGone: 'release' },
+    args: { bucket: ready().deleting().build(), facts: connected },
+    want: { type: 'delete', id: 'bucket-000001', ifGone: 'release' },
   },
   'deleting after a key rotation: DELETE, but confirm by key if gone': {
-    args: { bucket: bucket().prepared('k2').withStatus(readyStatus(ENDPOINT)).deleting().build(), facts: connected }, want: { type: 'delete', id: 'bucket-000001', ifGone: 'lookUpKey' },
+    args: { bucket: bucket().prepared('k2').withStatus(readyStatus(ENDPOINT)).deleting().build(), facts: connected },
+    want: { type: 'delete', id: 'bucket-000001', ifGone: 'lookUpKey' },
   },
-  'deleting with no id (create answer lost): look the key up, fenced': { args: { bucket: bucket().prepared('k1').deleting().build(), facts: connected }, want: observeFenced },
+  'deleting with no id (create answer lost): look the key up, fenced': {
+    args: { bucket: bucket().prepared('k1').deleting().build(), facts: connected },
+    want: observeFenced,
+  },
   'deleting, never prepared: release, nothing was ever sent': {
-    args: { bucket: bucket().withFinalizer().deleting().build(), facts: connected }, want: { type: 'removeFinalizer', why: 'gone' },
+    args: { bucket: bucket().withFinalizer().deleting().build(), facts: connected },
+    want: { type: 'removeFinalizer', why: 'gone' },
   },
   'deleting an adopted bucket: observe first (its tags must show it is ours)': {
-    args: { bucket: ready().adopting('bucket-000001').deleting().build(), facts: connected }, want: observeFenced,
+    args: { bucket: ready().adopting('bucket-000001').deleting().build(), facts: connected },
+    want: observeFenced,
   },
-  'deleting an adopt target never recorded: observe first': { args: { bucket: bucket().prepared('k1').adopting('bucket-7').deleting().build(), facts: connected }, want: observeFenced },
+  'deleting an adopt target never recorded: observe first': {
+    args: { bucket: bucket().prepared('k1').adopting('bucket-7').deleting().build(), facts: connected },
+    want: observeFenced,
+  },
   'deleting after the config moved: observe (a 404 there proves nothing)': {
-    args: { bucket: ready().deleting().build(), facts: { driftReported: false, connection: { endpoint: 'http://other' } } }, want: observeFenced,
+    args: { bucket: ready().deleting().build(), facts: { driftReported: false, connection: { endpoint: 'http://other' } } },
+    want: observeFenced,
   },
 
   // The provider's answer.
-  'prepared, nothing at the provider: create with that key': { args: { bucket: bucket().prepared('k1').build(), facts: observed(absent) }, want: { type: 'create', idempotencyKey: 'k1' } },
+  'prepared, nothing at the provider: create with that key': {
+    args: { bucket: bucket().prepared('k1').build(), facts: observed(absent) },
+    want: { type: 'create', idempotencyKey: 'k1' },
+  },
   'the bucket made with the current key vanished: rotate the key and create': {
     args: { bucket: bucket().prepared('k1').withStatus({ id: 'bucket-000001', idempotencyKey: 'k1' }).build(), facts: observed(absent) },
     want: { type: 'rotateKey', reason: 'vanished', createNow: true },
   },
-  'the key found another object\'s bucket: rotate the key and create': {
-    args: { bucket: bucket().prepared('k1').build(), facts: observed({ exists: false, foreignKey: true }) }, want: { type: 'rotateKey', reason: 'foreign', createNow: true },
+  "the key found another object's bucket: rotate the key and create": {
+    args: { bucket: bucket().prepared('k1').build(), facts: observed({ exists: false, foreignKey: true }) },
+    want: { type: 'rotateKey', reason: 'foreign', createNow: true },
   },
   'a create was refused with 410 (key spent): rotate, the watch brings the create': {
-    args: { bucket: bucket().prepared('k1').build(), facts: observed({ exists: false, keySpent: true }) }, want: { type: 'rotateKey', reason: 'spent', createNow: false },
+    args: { bucket: bucket().prepared('k1').build(), facts: observed({ exists: false, keySpent: true }) },
+    want: { type: 'rotateKey', reason: 'spent', createNow: false },
   },
   'key already rotated but not yet used: create with it, never mint again': {
-    args: { bucket: bucket().prepared('k2').withStatus({ id: 'bucket-000001', idempotencyKey: 'k1' }).build(), facts: observed(absent) }, want: { type: 'create', idempotencyKey: 'k2' },
+    args: { bucket: bucket().prepared('k2').withStatus({ id: 'bucket-000001', idempotencyKey: 'k1' }).build(), facts: observed(absent) },
+    want: { type: 'create', idempotencyKey: 'k2' },
   },
-  'the config points at another provider than the bucket\'s: blocked, never recreate': {
-    args: { bucket: bucket().prepared('k1').withStatus({ id: 'bucket-000001', idempotencyKey: 'k1', providerEndpoint: 'http://old' }).build(), facts: observed(absent) },
-    want: { type: 'blocked', reason: 'ProviderChanged', message: `bucket bucket-000001 was created at http://old, but the BucketProviderConfig now points at ${ENDPOINT}` },
+  "the config points at another provider than the bucket's: blocked, never recreate": {
+    args: {
+      bucket: bucket().prepared('k1').withStatus({ id: 'bucket-000001', idempotencyKey: 'k1', providerEndpoint: 'http://old' }).build(),
+      facts: observed(absent),
+    },
+    want: {
+      type: 'blocked',
+      reason: 'ProviderChanged',
+      message: `bucket bucket-000001 was created at http://old, but the BucketProviderConfig now points at ${ENDPOINT}`,
+    },
   },
   'deleting after the provider changed: blocked, never release the finalizer': {
-    args: { bucket: bucket().prepared('k1').withStatus({ id: 'bucket-000001', providerEndpoint: 'http://old' }).deleting().build(), facts: observed(absent) },
-    want: { type: 'blocked', reason: 'ProviderChanged', message: `bucket bucket-000001 was created at http://old, but the BucketProviderConfig now points at ${ENDPOINT}` },
+    args: {
+      bucket: bucket().prepared('k1').withStatus({ id: 'bucket-000001', providerEndpoint: 'http://old' }).deleting().build(),
+      facts: observed(absent),
+    },
+    want: {
+      type: 'blocked',
+      reason: 'ProviderChanged',
+      message: `bucket bucket-000001 was created at http://old, but the BucketProviderConfig now points at ${ENDPOINT}`,
+    },
   },
   'same provider, bucket gone, deleting: release the finalizer': {
-    args: { bucket: bucket().prepared('k1').withStatus({ id: 'bucket-000001', providerEndpoint: ENDPOINT }).deleting().build(), facts: observed(absent) },
+    args: {
+      bucket: bucket().prepared('k1').withStatus({ id: 'bucket-000001', providerEndpoint: ENDPOINT }).deleting().build(),
+      facts: observed(absent),
+    },
     want: { type: 'removeFinalizer', why: 'gone' },
   },
-  'provisioning: wait': { args: { bucket: bucket().prepared().build(), facts: observed({ exists: true, bucket: providerBucket({ phase: 'Provisioning' }) }) }, want: { type: 'wait', phase: 'Provisioning' } },
-  'resizing: wait': { args: { bucket: bucket().prepared().build(), facts: observed({ exists: true, bucket: providerBucket({ phase: 'Resizing' }) }) }, want: { type: 'wait', phase: 'Resizing' } },
-  'active and matching, first time: ready, announced': { args: { bucket: bucket().prepared().build(), facts: observed(active) }, want: { type: 'ready', announce: true, adopting: false } },
-  'active and matching, already Ready: ready, not announced again': { args: { bucket: ready().build(), facts: observed(active) }, want: { type: 'ready', announce: false, adopting: false } },
+  'provisioning: wait': {
+    args: { bucket: bucket().prepared().build(), facts: observed({ exists: true, bucket: providerBucket({ phase: 'Provisioning' }) }) },
+    want: { type: 'wait', phase: 'Provisioning' },
+  },
+  'resizing: wait': {
+    args: { bucket: bucket().prepared().build(), facts: observed({ exists: true, bucket: providerBucket({ phase: 'Resizing' }) }) },
+    want: { type: 'wait', phase: 'Resizing' },
+  },
+  'active and matching, first time: ready, announced': {
+    args: { bucket: bucket().prepared().build(), facts: observed(active) },
+    want: { type: 'ready', announce: true, adopting: false },
+  },
+  'active and matching, already Ready: ready, not announced again': {
+    args: { bucket: ready().build(), facts: observed(active) },
+    want: { type: 'ready', announce: false, adopting: false },
+  },
   'spec grew: resize (requested by a new generation)': {
     args: { bucket: ready().withSpec({ sizeGB: 20 }).withGeneration(2).build(), facts: observed(active) },
     want: { type: 'update', id: 'bucket-000001', patch: { sizeGB: 20 }, requested: true, grows: true, adopting: false },
@@ -152,51 +249,82 @@ const cases: Record<string, Case> = {
     args: { bucket: ready().build(), facts: observed({ exists: true, bucket: providerBucket({ sizeGB: 5 }) }) },
     want: { type: 'update', id: 'bucket-000001', patch: { sizeGB: 10 }, requested: false, grows: true, adopting: false },
   },
-  'provider larger than spec: never shrink': { args: { bucket: ready().build(), facts: observed({ exists: true, bucket: providerBucket({ sizeGB: 50 }) }) }, want: { type: 'ready', announce: false, adopting: false } },
+  'provider larger than spec: never shrink': {
+    args: { bucket: ready().build(), facts: observed({ exists: true, bucket: providerBucket({ sizeGB: 50 }) }) },
+    want: { type: 'ready', announce: false, adopting: false },
+  },
   'encryption drifted: correct it': {
     args: { bucket: ready().withSpec({ encrypted: true }).build(), facts: observed(active) },
     want: { type: 'update', id: 'bucket-000001', patch: { encrypted: true }, requested: false, grows: false, adopting: false },
   },
-  'adopted bucket without the operator\'s tags: add them, keeping its own': {
-    args: { bucket: bucket().prepared().adopting('bucket-000001').build(), facts: observed({ exists: true, bucket: providerBucket({ tags: { team: 'a', 'kubernetes-name': 'old' } }) }) },
+  "adopted bucket without the operator's tags: add them, keeping its own": {
+    args: {
+      bucket: bucket().prepared().adopting('bucket-000001').build(),
+      facts: observed({ exists: true, bucket: providerBucket({ tags: { team: 'a', 'kubernetes-name': 'old' } }) }),
+    },
     want: { type: 'update', id: 'bucket-000001', patch: { tags: { team: 'a', ...DEFAULT_TAGS } }, requested: true, grows: false, adopting: true },
   },
   'restored object (new uid): the uid tag follows': {
-    args: { bucket: ready().build(), facts: observed({ exists: true, bucket: providerBucket({ tags: { ...DEFAULT_TAGS, 'kubernetes-uid': 'uid-before-restore' } }) }) },
+    args: {
+      bucket: ready().build(),
+      facts: observed({ exists: true, bucket: providerBucket({ tags: { ...DEFAULT_TAGS, 'kubernetes-uid': 'uid-before-restore' } }) }),
+    },
     want: { type: 'update', id: 'bucket-000001', patch: { tags: { ...DEFAULT_TAGS } }, requested: false, grows: false, adopting: false },
   },
   'adopt target missing: blocked': {
     args: { bucket: bucket().prepared().adopting('bucket-9').build(), facts: observed(absent) },
-    want: { type: 'blocked', reason: 'AdoptTargetNotFound', message: 'provider bucket bucket-9 named by storage.avalonhosting.example/adopt-id does not exist' },
-  },
-  'adopt target present and tagged as ours: ready, adoption recorded': {
-    args: { bucket: bucket().prepared().adopting('bucket-000001').build(), facts: observed(active) }, want: { type: 'ready', announce: true, adopting: true },
-  },
-  'adopt target already owned by another StorageBucket: blocked, never re-tagged': {
-    args: { bucket: bucket().prepared().adopting('bucket-000001').build(), facts: observed({ exists: true, bucket: providerBucket({ tags: otherOwnerTags }) }) },
     want: {
-      type: 'blocked', reason: 'BucketOwnedElsewhere',
-      message: 'provider bucket bucket-000001 is managed by StorageBucket ns2/first; remove storage.avalonhosting.example/adopt-id or delete the other object with deletionPolicy Orphan',
+      type: 'blocked',
+      reason: 'AdoptTargetNotFound',
+      message: 'provider bucket bucket-9 named by storage.avalonhosting.example/adopt-id does not exist',
     },
   },
-  'deleting a second adopter: release, never delete the owner\'s bucket': {
-    args: { bucket: bucket().prepared().adopting('bucket-000001').deleting().build(), facts: observed({ exists: true, bucket: providerBucket({ tags: otherOwnerTags }) }) },
+  'adopt target present and tagged as ours: ready, adoption recorded': {
+    args: { bucket: bucket().prepared().adopting('bucket-000001').build(), facts: observed(active) },
+    want: { type: 'ready', announce: true, adopting: true },
+  },
+  'adopt target already owned by another StorageBucket: blocked, never re-tagged': {
+    args: {
+      bucket: bucket().prepared().adopting('bucket-000001').build(),
+      facts: observed({ exists: true, bucket: providerBucket({ tags: otherOwnerTags }) }),
+    },
+    want: {
+      type: 'blocked',
+      reason: 'BucketOwnedElsewhere',
+      message:
+        'provider bucket bucket-000001 is managed by StorageBucket ns2/first; remove storage.avalonhosting.example/adopt-id or delete the other object with deletionPolicy Orphan',
+    },
+  },
+  "deleting a second adopter: release, never delete the owner's bucket": {
+    args: {
+      bucket: bucket().prepared().adopting('bucket-000001').deleting().build(),
+      facts: observed({ exists: true, bucket: providerBucket({ tags: otherOwnerTags }) }),
+    },
     want: { type: 'removeFinalizer', why: 'notOurs' },
   },
   'deleting an adoption that never tagged the bucket: release, leave it': {
-    args: { bucket: bucket().prepared().adopting('bucket-000001').deleting().build(), facts: observed({ exists: true, bucket: providerBucket({ tags: { team: 'a' } }) }) },
+    args: {
+      bucket: bucket().prepared().adopting('bucket-000001').deleting().build(),
+      facts: observed({ exists: true, bucket: providerBucket({ tags: { team: 'a' } }) }),
+    },
     want: { type: 'removeFinalizer', why: 'notOurs' },
   },
   'deleting an adoption that tagged the bucket (status not yet written): delete it': {
     args: { bucket: bucket().prepared().adopting('bucket-000001').deleting().build(), facts: observed(active) },
     want: { type: 'delete', id: 'bucket-000001', ifGone: 'release' },
   },
-  'deleting with a bucket: delete it': { args: { bucket: bucket().prepared().deleting().build(), facts: observed(active) }, want: { type: 'delete', id: 'bucket-000001', ifGone: 'release' } },
+  'deleting with a bucket: delete it': {
+    args: { bucket: bucket().prepared().deleting().build(), facts: observed(active) },
+    want: { type: 'delete', id: 'bucket-000001', ifGone: 'release' },
+  },
   'deleting while provisioning: delete anyway': {
     args: { bucket: bucket().prepared().deleting().build(), facts: observed({ exists: true, bucket: providerBucket({ phase: 'Provisioning' }) }) },
     want: { type: 'delete', id: 'bucket-000001', ifGone: 'release' },
   },
-  'deleting, nothing found by key (fenced): release the finalizer': { args: { bucket: bucket().prepared().deleting().build(), facts: observed(absent) }, want: { type: 'removeFinalizer', why: 'gone' } },
+  'deleting, nothing found by key (fenced): release the finalizer': {
+    args: { bucket: bucket().prepared().deleting().build(), facts: observed(absent) },
+    want: { type: 'removeFinalizer', why: 'gone' },
+  },
 };
 
 describe('decide', () => {

@@ -43,7 +43,10 @@ describe('BucketReconciler (orchestrator, with plain fakes)', () => {
       expect(world.store.all('Secret')).to.have.length(1);
       expect(world.store.all('Service')).to.have.length(1);
       expect(world.provider.buckets.size).to.equal(1);
-      expect(world.events.recorded).to.include.members(['Normal CreatedBucket: created provider bucket bucket-000001', 'Normal BucketReady: provider bucket bucket-000001 is ready']);
+      expect(world.events.recorded).to.include.members([
+        'Normal CreatedBucket: created provider bucket bucket-000001',
+        'Normal BucketReady: provider bucket bucket-000001 is ready',
+      ]);
     });
 
     it('a Ready bucket whose status is trusted costs no provider call', async () => {
@@ -56,7 +59,10 @@ describe('BucketReconciler (orchestrator, with plain fakes)', () => {
 
     it('a create refused with 410 (key spent) rotates the key and creates nothing', async () => {
       world.apply(bucket().prepared('k1').build());
-      world.provider.failNext.set('createBucket', new ProviderError('bucket created with this key was deleted', { status: 410, code: 'BucketDeleted' }));
+      world.provider.failNext.set(
+        'createBucket',
+        new ProviderError('bucket created with this key was deleted', { status: 410, code: 'BucketDeleted' }),
+      );
       expect(await world.reconcile()).to.deep.equal({ type: 'done' });
       expect(world.bucket()?.metadata.annotations?.[IDEMPOTENCY_KEY_ANNOTATION]).to.equal('key-1');
       expect(world.provider.buckets.size).to.equal(0);
@@ -64,21 +70,31 @@ describe('BucketReconciler (orchestrator, with plain fakes)', () => {
     });
 
     it('a foreign Secret of the owned name is left untouched and reported; the Service is still made', async () => {
-      world.store.put('Secret', { apiVersion: 'v1', kind: 'Secret', metadata: { name: accessSecretName('b1'), namespace: 'ns1', labels: { app: 'theirs' } }, data: { k: 'dGhlaXJz' } } as KubeObject);
+      world.store.put('Secret', {
+        apiVersion: 'v1',
+        kind: 'Secret',
+        metadata: { name: accessSecretName('b1'), namespace: 'ns1', labels: { app: 'theirs' } },
+        data: { k: 'dGhlaXJz' },
+      } as KubeObject);
       world.apply(bucket().build());
       await world.settle();
       const secret = world.store.read<KubeObject & { data?: Record<string, string> }>('Secret', accessSecretName('b1'));
       expect(secret?.data).to.deep.equal({ k: 'dGhlaXJz' });
       expect(world.store.all('Service')).to.have.length(1);
-      expect(world.events.recorded.join()).to.contain(`Warning OwnedObjectConflict: Secret ${accessSecretName('b1')} exists and is not controlled by this StorageBucket`);
+      expect(world.events.recorded.join()).to.contain(
+        `Warning OwnedObjectConflict: Secret ${accessSecretName('b1')} exists and is not controlled by this StorageBucket`,
+      );
     });
   });
 
   describe('failures, as classifyFailure decides', () => {
-    const cases: Record<string, {
-      args: { err: ProviderError };
-      want: { outcome: 'backoff' | 'terminal' | { requeueAfter: number }; reason: string; readyStatus: string; event?: string };
-    }> = {
+    const cases: Record<
+      string,
+      {
+        args: { err: ProviderError };
+        want: { outcome: 'backoff' | 'terminal' | { requeueAfter: number }; reason: string; readyStatus: string; event?: string };
+      }
+    > = {
       'provider unavailable: backoff, Synced False, Ready False with a reason on a new bucket': {
         args: { err: new ProviderError('provider unavailable', { status: 503, code: 'Unavailable' }) },
         want: { outcome: 'backoff', reason: 'ProviderUnavailable', readyStatus: 'False' },
@@ -89,7 +105,12 @@ describe('BucketReconciler (orchestrator, with plain fakes)', () => {
       },
       'credentials rejected: slow retry and a Warning': {
         args: { err: new ProviderError('invalid API key', { status: 401, code: 'Unauthorized' }) },
-        want: { outcome: { requeueAfter: 300_000 }, reason: 'CredentialsRejected', readyStatus: 'False', event: 'Warning CredentialsRejected: invalid API key' },
+        want: {
+          outcome: { requeueAfter: 300_000 },
+          reason: 'CredentialsRejected',
+          readyStatus: 'False',
+          event: 'Warning CredentialsRejected: invalid API key',
+        },
       },
       'rejected by the provider: terminal, Failed': {
         args: { err: new ProviderError('region not offered', { status: 422, code: 'ValidationFailed' }) },
@@ -101,7 +122,10 @@ describe('BucketReconciler (orchestrator, with plain fakes)', () => {
         world.apply(bucket().prepared('k1').build());
         world.provider.failNext.set('createBucket', args.err);
         const got = await outcome(world.reconcile());
-        if (want.outcome === 'backoff') expect(got).to.be.instanceOf(Error).and.satisfy((e: Error) => !isTerminalError(e));
+        if (want.outcome === 'backoff')
+          expect(got)
+            .to.be.instanceOf(Error)
+            .and.satisfy((e: Error) => !isTerminalError(e));
         else if (want.outcome === 'terminal') expect(isTerminalError(got)).to.equal(true);
         else expect(got).to.deep.include({ type: 'requeueAfter', afterMs: want.outcome.requeueAfter });
         const b = world.bucket();
@@ -139,7 +163,9 @@ describe('BucketReconciler (orchestrator, with plain fakes)', () => {
       world.store.failNextStatusPatch = new ApiError(403, 'Forbidden', 'storagebuckets.storage.avalonhosting.example "b1" is forbidden');
       const got = await outcome(world.reconcile());
       expect(got).to.be.instanceOf(Error).and.have.property('message').that.contains('cannot reconcile bucket ns1/b1');
-      expect(world.writeFailures.reported).to.deep.equal(['storagebuckets/status patch: storagebuckets.storage.avalonhosting.example "b1" is forbidden']);
+      expect(world.writeFailures.reported).to.deep.equal([
+        'storagebuckets/status patch: storagebuckets.storage.avalonhosting.example "b1" is forbidden',
+      ]);
     });
   });
 
@@ -149,7 +175,11 @@ describe('BucketReconciler (orchestrator, with plain fakes)', () => {
       world.connectFailure = new ConnectError('ProviderConfigNotFound', 'BucketProviderConfig ns1/default not found');
       expect(await world.reconcile()).to.deep.equal({ type: 'done' });
       expect(await world.reconcile()).to.deep.equal({ type: 'done' });
-      expect(condition(world.bucket(), 'Ready')).to.include({ status: 'False', reason: 'ProviderConfigNotFound', message: 'BucketProviderConfig ns1/default not found' });
+      expect(condition(world.bucket(), 'Ready')).to.include({
+        status: 'False',
+        reason: 'ProviderConfigNotFound',
+        message: 'BucketProviderConfig ns1/default not found',
+      });
       expect(world.events.recorded).to.deep.equal(['Warning ProviderConfigNotFound: BucketProviderConfig ns1/default not found']);
     });
 
@@ -197,7 +227,9 @@ describe('BucketReconciler (orchestrator, with plain fakes)', () => {
       expect(world.bucket()).to.equal(undefined);
       expect([...world.provider.revoked]).to.deep.equal(['k1']);
       // A create with that key arriving late can no longer commit.
-      const late = await world.provider.createBucket({ region: 'us-east-1', sizeGB: 10, encrypted: false, tags: {} }, 'k1').catch((e: ProviderError) => e.status);
+      const late = await world.provider
+        .createBucket({ region: 'us-east-1', sizeGB: 10, encrypted: false, tags: {} }, 'k1')
+        .catch((e: ProviderError) => e.status);
       expect(late).to.equal(410);
     });
 
@@ -211,7 +243,12 @@ describe('BucketReconciler (orchestrator, with plain fakes)', () => {
     });
 
     it('gone by id after a key rotation: the bucket of the current key is found and deleted too', async () => {
-      world.apply(bucket().prepared('k2').withStatus(readyStatus('http://provider.example', { idempotencyKey: 'k1' })).build());
+      world.apply(
+        bucket()
+          .prepared('k2')
+          .withStatus(readyStatus('http://provider.example', { idempotencyKey: 'k1' }))
+          .build(),
+      );
       await world.provider.createBucket({ region: 'us-east-1', sizeGB: 10, encrypted: false, tags: { ...DEFAULT_TAGS } }, 'k2');
       world.delete();
       expect(await world.reconcile()).to.deep.equal({ type: 'done' });
@@ -231,7 +268,7 @@ describe('BucketReconciler (orchestrator, with plain fakes)', () => {
       expect(world.events.recorded).to.include('Normal AdoptedBucket: adopted provider bucket bucket-7');
     });
 
-    it('a second adopter is blocked, and deleting it leaves the first one\'s bucket alone', async () => {
+    it("a second adopter is blocked, and deleting it leaves the first one's bucket alone", async () => {
       world.provider.seed({ id: 'bucket-7' });
       world.apply(bucket('first').adopting('bucket-7').build());
       await world.settle('first');

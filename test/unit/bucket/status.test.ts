@@ -16,8 +16,19 @@ const readyFacts = {
 describe('nextStatus', () => {
   it('records id, endpoint and size from the provider with Ready True', () => {
     const s = nextStatus(bucket().build(), { ...readyFacts, observation: { exists: true, bucket: providerBucket({ idempotencyKey: 'k' }) } }, t0);
-    expect(s).to.deep.include({ id: 'bucket-000001', endpoint: 'bucket-000001.us-east-1.storage.example', sizeGB: 10, phase: 'Active', idempotencyKey: 'k', observedGeneration: 1 });
-    expect(s.conditions?.find((c) => c.type === 'Ready')).to.include({ status: 'True', reason: 'Available', lastTransitionTime: '2026-01-01T00:00:00Z' });
+    expect(s).to.deep.include({
+      id: 'bucket-000001',
+      endpoint: 'bucket-000001.us-east-1.storage.example',
+      sizeGB: 10,
+      phase: 'Active',
+      idempotencyKey: 'k',
+      observedGeneration: 1,
+    });
+    expect(s.conditions?.find((c) => c.type === 'Ready')).to.include({
+      status: 'True',
+      reason: 'Available',
+      lastTransitionTime: '2026-01-01T00:00:00Z',
+    });
   });
 
   it('is unchanged when the world is unchanged, so nothing is written', () => {
@@ -36,26 +47,44 @@ describe('nextStatus', () => {
   it('replaces id, endpoint and key with those of a recreated bucket', () => {
     const prev = nextStatus(bucket().build(), { ...readyFacts, observation: { exists: true, bucket: providerBucket({ idempotencyKey: 'k1' }) } }, t0);
     const recreated = providerBucket({ id: 'bucket-000002', endpoint: 'bucket-000002.us-east-1.storage.example', idempotencyKey: 'k2' });
-    const s = nextStatus(bucket().withStatus(prev).build(), {
-      observation: { exists: true, bucket: recreated },
-      phase: 'Provisioning', ready: { status: 'False', reason: Reason.Provisioning }, synced: { status: 'True', reason: Reason.ReconcileSuccess },
-    }, t1);
+    const s = nextStatus(
+      bucket().withStatus(prev).build(),
+      {
+        observation: { exists: true, bucket: recreated },
+        phase: 'Provisioning',
+        ready: { status: 'False', reason: Reason.Provisioning },
+        synced: { status: 'True', reason: Reason.ReconcileSuccess },
+      },
+      t1,
+    );
     expect(s).to.deep.include({ id: 'bucket-000002', endpoint: 'bucket-000002.us-east-1.storage.example', idempotencyKey: 'k2' });
     expect(mergePatchDiff(prev, s)).to.deep.include({ id: 'bucket-000002', idempotencyKey: 'k2', phase: 'Provisioning' });
   });
 
   it('keeps the last known facts when the provider was not asked', () => {
     const prev = nextStatus(bucket().build(), readyFacts, t0);
-    const s = nextStatus(bucket().withStatus(prev).build(), {
-      phase: 'Active', ready: { status: 'True', reason: Reason.Available }, synced: { status: 'False', reason: Reason.ProviderUnavailable },
-    }, t1);
+    const s = nextStatus(
+      bucket().withStatus(prev).build(),
+      {
+        phase: 'Active',
+        ready: { status: 'True', reason: Reason.Available },
+        synced: { status: 'False', reason: Reason.ProviderUnavailable },
+      },
+      t1,
+    );
     expect(s).to.deep.include({ id: 'bucket-000001', endpoint: 'bucket-000001.us-east-1.storage.example', sizeGB: 10 });
   });
 });
 
 describe('nextStatus: kstatus conditions and the reconcile request', () => {
   const types = (s: ReturnType<typeof nextStatus>) => Object.fromEntries((s.conditions ?? []).map((c) => [c.type, `${c.status}/${c.reason}`]));
-  const cases: Record<string, { args: { ready: { status: 'True' | 'False'; reason: Reason }; synced: { status: 'True' | 'False'; reason: Reason } }; want: Record<string, string> }> = {
+  const cases: Record<
+    string,
+    {
+      args: { ready: { status: 'True' | 'False'; reason: Reason }; synced: { status: 'True' | 'False'; reason: Reason } };
+      want: Record<string, string>;
+    }
+  > = {
     'Ready: neither Reconciling nor Stalled': {
       args: { ready: { status: 'True', reason: Reason.Available }, synced: { status: 'True', reason: Reason.ReconcileSuccess } },
       want: { Ready: 'True/Available', Synced: 'True/ReconcileSuccess' },
@@ -89,23 +118,43 @@ describe('nextStatus: kstatus conditions and the reconcile request', () => {
   }
 
   it('drops Stalled once the cause is gone, and keeps its transition time while it stays', () => {
-    const stalled = nextStatus(bucket().build(), { phase: 'Failed', ready: { status: 'False', reason: Reason.InvalidSpec }, synced: { status: 'False', reason: Reason.InvalidSpec } }, t0);
-    const still = nextStatus(bucket().withStatus(stalled).build(), { phase: 'Failed', ready: { status: 'False', reason: Reason.InvalidSpec }, synced: { status: 'False', reason: Reason.InvalidSpec } }, t1);
+    const stalled = nextStatus(
+      bucket().build(),
+      { phase: 'Failed', ready: { status: 'False', reason: Reason.InvalidSpec }, synced: { status: 'False', reason: Reason.InvalidSpec } },
+      t0,
+    );
+    const still = nextStatus(
+      bucket().withStatus(stalled).build(),
+      { phase: 'Failed', ready: { status: 'False', reason: Reason.InvalidSpec }, synced: { status: 'False', reason: Reason.InvalidSpec } },
+      t1,
+    );
     expect(statusEqual(stalled, still)).to.equal(true);
     const fixed = nextStatus(bucket().withStatus(stalled).build(), readyFacts, t1);
     expect(fixed.conditions?.map((c) => c.type).sort()).to.deep.equal(['Ready', 'Synced']);
   });
 
   it('echoes the reconcile-requested-at annotation, and a new request is a change to write', () => {
-    const first = nextStatus(bucket().withAnnotation('storage.avalonhosting.example/reconcile-requested-at', '2026-12-01T10:00:00Z').build(), readyFacts, t0);
+    const first = nextStatus(
+      bucket().withAnnotation('storage.avalonhosting.example/reconcile-requested-at', '2026-12-01T10:00:00Z').build(),
+      readyFacts,
+      t0,
+    );
     expect(first.lastHandledReconcileAt).to.equal('2026-12-01T10:00:00Z');
-    const again = nextStatus(bucket().withStatus(first).withAnnotation('storage.avalonhosting.example/reconcile-requested-at', '2026-12-01T10:05:00Z').build(), readyFacts, t1);
+    const again = nextStatus(
+      bucket().withStatus(first).withAnnotation('storage.avalonhosting.example/reconcile-requested-at', '2026-12-01T10:05:00Z').build(),
+      readyFacts,
+      t1,
+    );
     expect(again.lastHandledReconcileAt).to.equal('2026-12-01T10:05:00Z');
     expect(statusEqual(first, again)).to.equal(false);
   });
 
   it('mirrors region and encryption the provider reports', () => {
-    const s = nextStatus(bucket().build(), { ...readyFacts, observation: { exists: true, bucket: providerBucket({ region: 'eu-west-1', encrypted: true }) } }, t0);
+    const s = nextStatus(
+      bucket().build(),
+      { ...readyFacts, observation: { exists: true, bucket: providerBucket({ region: 'eu-west-1', encrypted: true }) } },
+      t0,
+    );
     expect(s).to.deep.include({ region: 'eu-west-1', encrypted: true });
   });
 });

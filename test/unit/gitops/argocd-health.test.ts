@@ -5,9 +5,7 @@ import { parse } from 'yaml';
 import { BUCKET_TERMINAL_REASONS, CONFIG_TERMINAL_REASONS } from '../../../operator/bucket/reason-classes';
 import { Reason } from '../../../operator/bucket/reasons';
 import { IN_USE_REASON } from '../../../operator/bucket/config-reconciler';
-import {
-  CUSTOMIZATIONS_DIR, REPO_ROOT, customizations, healthTests, readObject, runHealthLua, type Customization,
-} from '../../support/gitops';
+import { CUSTOMIZATIONS_DIR, REPO_ROOT, customizations, healthTests, readObject, runHealthLua, type Customization } from '../../support/gitops';
 import { argocdConfigMap, renderReadme } from '../../support/gitops-docs';
 
 const GROUP = 'storage.avalonhosting.example';
@@ -21,7 +19,9 @@ function withReadyReason(kind: string, reason: string) {
     metadata: { name: 'x', namespace: 'team-a', generation: 3 },
     status: {
       observedGeneration: 3,
-      conditions: [{ type: 'Ready', status: 'False', reason, message: 'something', observedGeneration: 3, lastTransitionTime: '2026-12-01T09:00:00Z' }],
+      conditions: [
+        { type: 'Ready', status: 'False', reason, message: 'something', observedGeneration: 3, lastTransitionTime: '2026-12-01T09:00:00Z' },
+      ],
     },
   };
 }
@@ -32,7 +32,7 @@ function configMapKey(c: Customization): string {
 }
 
 describe('Argo CD health checks (health.lua on Debian lua5.1)', () => {
-  it('exist for both kinds in Argo CD\'s resource_customizations layout', () => {
+  it("exist for both kinds in Argo CD's resource_customizations layout", () => {
     expect(found.map((c) => `${c.group}/${c.kind}`)).to.deep.equal([`${GROUP}/BucketProviderConfig`, `${GROUP}/StorageBucket`]);
   });
 
@@ -48,7 +48,9 @@ describe('Argo CD health checks (health.lua on Debian lua5.1)', () => {
       }
 
       it('has a test for every testdata file', () => {
-        const files = readdirSync(join(c.dir, 'testdata')).map((f) => `testdata/${f}`).sort();
+        const files = readdirSync(join(c.dir, 'testdata'))
+          .map((f) => `testdata/${f}`)
+          .sort();
         expect(tests.map((t) => t.inputPath).sort()).to.deep.equal(files);
       });
 

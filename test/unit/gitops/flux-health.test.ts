@@ -6,7 +6,13 @@ import { IN_USE_REASON } from '../../../operator/bucket/config-reconciler';
 import { BUCKET_TERMINAL_REASONS, CONFIG_TERMINAL_REASONS } from '../../../operator/bucket/reason-classes';
 import { Reason } from '../../../operator/bucket/reasons';
 import {
-  CUSTOMIZATIONS_DIR, REPO_ROOT, customizations, evaluateFluxHealth as evaluate, fluxExprs, readObject, type FluxStatus,
+  CUSTOMIZATIONS_DIR,
+  REPO_ROOT,
+  customizations,
+  evaluateFluxHealth as evaluate,
+  fluxExprs,
+  readObject,
+  type FluxStatus,
 } from '../../support/gitops';
 import { fluxKustomization } from '../../support/gitops-docs';
 
@@ -64,12 +70,14 @@ describe('Flux healthCheckExprs (cel-go, as kustomize-controller evaluates them)
     const terminal: Record<string, readonly string[]> = { StorageBucket: BUCKET_TERMINAL_REASONS, BucketProviderConfig: CONFIG_TERMINAL_REASONS };
     const reasons: string[] = [...Object.values(Reason), IN_USE_REASON];
     const kinds = Object.keys(terminal);
-    const objects = kinds.flatMap((kind) => reasons.map((reason) => ({
-      apiVersion: 'storage.avalonhosting.example/v1',
-      kind,
-      metadata: { name: 'x', namespace: 'team-a', generation: 3 },
-      status: { observedGeneration: 3, conditions: [{ type: 'Ready', status: 'False', reason, message: 'm', observedGeneration: 3 }] },
-    })));
+    const objects = kinds.flatMap((kind) =>
+      reasons.map((reason) => ({
+        apiVersion: 'storage.avalonhosting.example/v1',
+        kind,
+        metadata: { name: 'x', namespace: 'team-a', generation: 3 },
+        status: { observedGeneration: 3, conditions: [{ type: 'Ready', status: 'False', reason, message: 'm', observedGeneration: 3 }] },
+      })),
+    );
     const want = kinds.flatMap((kind) => reasons.map((r) => (terminal[kind]!.includes(r) ? 'Failed' : 'InProgress')));
     expect(evaluate(objects)).to.deep.equal(want);
   });

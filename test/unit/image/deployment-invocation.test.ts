@@ -90,7 +90,12 @@ const cases: Record<string, Case> = {
     throws: /outside the image's WORKDIR/,
   },
   'keeps env values exactly and puts them over the image ENV': {
-    deployment: deployment({ env: [{ name: 'NODE_OPTIONS', value: '--max-old-space-size=192' }, { name: 'NODE_ENV', value: 'staging' }] }),
+    deployment: deployment({
+      env: [
+        { name: 'NODE_OPTIONS', value: '--max-old-space-size=192' },
+        { name: 'NODE_ENV', value: 'staging' },
+      ],
+    }),
     want: { env: { NODE_ENV: 'staging', NODE_OPTIONS: '--max-old-space-size=192' } },
   },
   'resolves fieldRefs: the namespace from the Deployment, the Pod name from the run': {

@@ -14,7 +14,10 @@ const stages = parseDockerfile(readFileSync(DOCKERFILE, 'utf8'));
 const vars = readImageEnv();
 const script = readFileSync(BUILD_SCRIPT, 'utf8');
 const words = (s: string) => s.split(/\s+/).filter(Boolean);
-const contextSources = (s: Stage) => copies(s).filter((c) => c.from === undefined).flatMap((c) => c.sources);
+const contextSources = (s: Stage) =>
+  copies(s)
+    .filter((c) => c.from === undefined)
+    .flatMap((c) => c.sources);
 const workdir = (s: Stage) => argsOf(s, 'WORKDIR').at(-1) ?? '/';
 
 describe('operator/Dockerfile follows scripts/image.env, as scripts/build-image.sh does', () => {
@@ -38,7 +41,9 @@ describe('operator/Dockerfile follows scripts/image.env, as scripts/build-image.
 
   it('the deps stage copies only the manifests and runs npm ci with IMAGE_NPM_CI_FLAGS', () => {
     expect(contextSources(deps).sort()).to.deep.equal(['package-lock.json', 'package.json']);
-    const ci = argsOf(deps, 'RUN').map(words).filter((w) => w[0] === 'npm' && w[1] === 'ci');
+    const ci = argsOf(deps, 'RUN')
+      .map(words)
+      .filter((w) => w[0] === 'npm' && w[1] === 'ci');
     expect(ci).to.have.length(1);
     expect(ci[0]?.slice(2)).to.deep.equal(imageList(vars, 'IMAGE_NPM_CI_FLAGS'));
   });
@@ -71,8 +76,15 @@ describe('operator/Dockerfile follows scripts/image.env, as scripts/build-image.
   });
 
   it('.dockerignore sends the build context nothing but IMAGE_BUILD_INPUTS', () => {
-    const lines = readFileSync(join(REPO, '.dockerignore'), 'utf8').split('\n').map((l) => l.trim()).filter((l) => l && !l.startsWith('#'));
+    const lines = readFileSync(join(REPO, '.dockerignore'), 'utf8')
+      .split('\n')
+      .map((l) => l.trim())
+      .filter((l) => l && !l.startsWith('#'));
     expect(lines[0]).to.equal('*');
-    expect(lines.slice(1).sort()).to.deep.equal(imageList(vars, 'IMAGE_BUILD_INPUTS').map((p) => `!${p}`).sort());
+    expect(lines.slice(1).sort()).to.deep.equal(
+      imageList(vars, 'IMAGE_BUILD_INPUTS')
+        .map((p) => `!${p}`)
+        .sort(),
+    );
   });
 });

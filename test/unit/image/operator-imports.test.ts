@@ -84,7 +84,15 @@ describe('operator/ loads only what the image ships', () => {
   });
 
   it('uses every production dependency (nothing ships that the operator never loads)', () => {
-    const used = new Set([...loaded.values()].flat().filter((s) => !s.startsWith('.') && !s.startsWith('node:')).map(packageName));
-    expect([...production].filter((d) => !used.has(d)), 'dependencies the operator never loads: move them to devDependencies').to.deep.equal([]);
+    const used = new Set(
+      [...loaded.values()]
+        .flat()
+        .filter((s) => !s.startsWith('.') && !s.startsWith('node:'))
+        .map(packageName),
+    );
+    expect(
+      [...production].filter((d) => !used.has(d)),
+      'dependencies the operator never loads: move them to devDependencies',
+    ).to.deep.equal([]);
   });
 });

@@ -37,9 +37,7 @@ describe('OperatorCrds', () => {
 
   it('has the status subresource and the printer columns', () => {
     expect(version['subresources']).to.deep.equal({ status: {} });
-    expect(version['additionalPrinterColumns'].map((c: Obj) => c['name'])).to.deep.equal([
-      'Ready', 'Phase', 'ID', 'Region', 'Policy', 'Size', 'Age',
-    ]);
+    expect(version['additionalPrinterColumns'].map((c: Obj) => c['name'])).to.deep.equal(['Ready', 'Phase', 'ID', 'Region', 'Policy', 'Size', 'Age']);
   });
 
   it('keeps the CEL rules that a typed CRD class would drop', () => {
@@ -127,7 +125,10 @@ describe('OperatorManager', () => {
 
 describe('OperatorNamespace', () => {
   it('enforces Pod Security restricted', () => {
-    const ns = find(synth((c) => new OperatorNamespace(c, 'n')), 'Namespace');
+    const ns = find(
+      synth((c) => new OperatorNamespace(c, 'n')),
+      'Namespace',
+    );
     expect(ns['metadata']['labels']['pod-security.kubernetes.io/enforce']).to.equal('restricted');
   });
 });
@@ -155,9 +156,7 @@ describe('OperatorRbac', () => {
     const crRule = rules.find((r) => r['resources'].includes('storagebuckets'));
     expect(crRule?.['verbs']).to.deep.equal(['list', 'watch', 'patch']);
     expect(crRule?.['verbs']).to.not.include('delete');
-    expect(find(objs, 'ClusterRoleBinding')['subjects']).to.deep.equal([
-      { kind: 'ServiceAccount', name: 'sa', namespace: 'bucketoperator-system' },
-    ]);
+    expect(find(objs, 'ClusterRoleBinding')['subjects']).to.deep.equal([{ kind: 'ServiceAccount', name: 'sa', namespace: 'bucketoperator-system' }]);
   });
 
   it('keeps Lease access to the operator namespace only', () => {
@@ -166,9 +165,7 @@ describe('OperatorRbac', () => {
     expect(clusterRules.some((r) => r['resources'].includes('leases'))).to.equal(false);
     const lease = find(objs, 'Role', 'bucketoperator-leader-election');
     expect(lease['metadata']['namespace']).to.equal('bucketoperator-system');
-    expect(lease['rules']).to.deep.equal([
-      { apiGroups: ['coordination.k8s.io'], resources: ['leases'], verbs: ['get', 'create', 'update'] },
-    ]);
+    expect(lease['rules']).to.deep.equal([{ apiGroups: ['coordination.k8s.io'], resources: ['leases'], verbs: ['get', 'create', 'update'] }]);
   });
 
   it('in namespace mode renders a Role in the watched namespace and no manager ClusterRole', () => {

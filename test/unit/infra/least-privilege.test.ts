@@ -52,13 +52,20 @@ function appFor(mode: RbacMode): Obj[] {
 /** Verbs granted to ServiceAccount `ns/sa`, per `<apiGroup>/<resource>`, split by scope. */
 function grantedTo(objs: Obj[], ns: string, sa: string): Record<'watched' | 'own', Record<string, string[]>> {
   const out: Record<'watched' | 'own', Record<string, Set<string>>> = { watched: {}, own: {} };
-  const bindings = objs.filter((o) => (o['kind'] === 'RoleBinding' || o['kind'] === 'ClusterRoleBinding') &&
-    (o['subjects'] as Obj[]).some((s) => s['kind'] === 'ServiceAccount' && s['name'] === sa && s['namespace'] === ns));
+  const bindings = objs.filter(
+    (o) =>
+      (o['kind'] === 'RoleBinding' || o['kind'] === 'ClusterRoleBinding') &&
+      (o['subjects'] as Obj[]).some((s) => s['kind'] === 'ServiceAccount' && s['name'] === sa && s['namespace'] === ns),
+  );
   expect(bindings.length, 'bindings of the operator ServiceAccount').to.be.greaterThan(0);
   for (const b of bindings) {
     const roleKind = b['roleRef']['kind'];
-    const role = objs.find((o) => o['kind'] === roleKind && o['metadata']['name'] === b['roleRef']['name'] &&
-      (roleKind === 'ClusterRole' || o['metadata']['namespace'] === b['metadata']['namespace']));
+    const role = objs.find(
+      (o) =>
+        o['kind'] === roleKind &&
+        o['metadata']['name'] === b['roleRef']['name'] &&
+        (roleKind === 'ClusterRole' || o['metadata']['namespace'] === b['metadata']['namespace']),
+    );
     if (!role) throw new Error(`binding ${b['metadata']['name']} refers to a missing ${roleKind}`);
     // Rules in the operator's own namespace only (its Lease) versus where it manages buckets.
     const scope = role['kind'] === 'Role' && role['metadata']['namespace'] === ns ? 'own' : 'watched';
@@ -88,7 +95,10 @@ describe('least privilege', () => {
     it('never grants delete, escalation verbs or wildcards', () => {
       const forbidden = ['delete', 'deletecollection', 'escalate', 'bind', 'impersonate', '*'];
       for (const p of [...BUCKET_PERMISSIONS, ...RUNTIME_PERMISSIONS]) {
-        expect(p.verbs.filter((v) => forbidden.includes(v)), p.resources.join()).to.deep.equal([]);
+        expect(
+          p.verbs.filter((v) => forbidden.includes(v)),
+          p.resources.join(),
+        ).to.deep.equal([]);
         expect(p.resources, p.reason).to.not.include('*');
       }
     });

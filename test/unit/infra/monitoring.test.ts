@@ -21,7 +21,12 @@ const MONITORING = join(DIST, 'monitoring');
 const RULES_FILE = join(MONITORING, 'prometheus', 'bucketoperator.rules.yaml');
 const RULES_TEST = join(REPO_ROOT, 'test', 'monitoring', 'bucketoperator.rules.test.yaml');
 
-type Obj = { kind: string; metadata: { name: string; labels?: Record<string, string> }; spec?: Record<string, unknown>; data?: Record<string, string> };
+type Obj = {
+  kind: string;
+  metadata: { name: string; labels?: Record<string, string> };
+  spec?: Record<string, unknown>;
+  data?: Record<string, string>;
+};
 
 function docs(file: string): Obj[] {
   return parseAllDocuments(readFileSync(join(MONITORING, file), 'utf8')).map((d) => d.toJSON() as Obj);
@@ -82,7 +87,9 @@ describe('monitoring (dist/monitoring/)', () => {
   });
 
   it('has a promtool test for every alert', () => {
-    const tests = parse(readFileSync(RULES_TEST, 'utf8')) as { tests: Array<{ alert_rule_test: Array<{ alertname: string; exp_alerts: unknown[] }> }> };
+    const tests = parse(readFileSync(RULES_TEST, 'utf8')) as {
+      tests: Array<{ alert_rule_test: Array<{ alertname: string; exp_alerts: unknown[] }> }>;
+    };
     const fired = new Set(tests.tests.flatMap((t) => t.alert_rule_test.filter((a) => a.exp_alerts.length > 0).map((a) => a.alertname)));
     expect([...fired].sort()).to.deep.equal(groups.groups.flatMap((g) => g.rules.map((r) => r.alert)).sort());
   });
@@ -118,7 +125,7 @@ describe('monitoring (dist/monitoring/)', () => {
       served = await servedNames();
     });
 
-    it('every declared name is registered by the operator\'s modules', () => {
+    it("every declared name is registered by the operator's modules", () => {
       expect(OPERATOR_METRIC_NAMES.filter((n) => !served.has(n))).to.deep.equal([]);
     });
 
@@ -131,13 +138,17 @@ describe('monitoring (dist/monitoring/)', () => {
       it(where, () => {
         const names = metricNames(expr);
         expect(names, expr).to.not.deep.equal([]);
-        expect(names.filter((n) => !served.has(n)), expr).to.deep.equal([]);
+        expect(
+          names.filter((n) => !served.has(n)),
+          expr,
+        ).to.deep.equal([]);
       });
     }
 
     it('the name scanner finds names and skips functions, keywords and labels', () => {
-      expect(metricNames('sum by (le, operation) (rate(a_bucket{job="x",le="+Inf"}[5m])) > 2 and b offset 5m or absent(c{d="e"}) / 2^20').sort())
-        .to.deep.equal(['a_bucket', 'b', 'c']);
+      expect(
+        metricNames('sum by (le, operation) (rate(a_bucket{job="x",le="+Inf"}[5m])) > 2 and b offset 5m or absent(c{d="e"}) / 2^20').sort(),
+      ).to.deep.equal(['a_bucket', 'b', 'c']);
     });
   });
 

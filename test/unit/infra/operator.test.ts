@@ -10,7 +10,14 @@ import { accessSecretName, serviceName as ownedServiceName } from '../../../oper
 
 type Obj = Record<string, any>; // eslint-disable-line @typescript-eslint/no-explicit-any -- synthesized YAML is untyped; tests index into it freely
 
-const CLUSTER_SCOPED = ['CustomResourceDefinition', 'Namespace', 'ClusterRole', 'ClusterRoleBinding', 'ValidatingAdmissionPolicy', 'ValidatingAdmissionPolicyBinding'];
+const CLUSTER_SCOPED = [
+  'CustomResourceDefinition',
+  'Namespace',
+  'ClusterRole',
+  'ClusterRoleBinding',
+  'ValidatingAdmissionPolicy',
+  'ValidatingAdmissionPolicyBinding',
+];
 
 function synth(props?: BucketOperatorProps, chartNamespace?: string): Obj[] {
   const chart = new Chart(Testing.app(), 'test', { namespace: chartNamespace });
@@ -34,8 +41,17 @@ describe('BucketOperator', () => {
   it('renders CRDs, Namespace, RBAC, admission policy, ServiceAccount, Deployment and metrics Service', () => {
     const kinds = new Set(synth().map((o) => o['kind']));
     expect([...kinds].sort()).to.deep.equal([
-      'ClusterRole', 'ClusterRoleBinding', 'CustomResourceDefinition', 'Deployment', 'Namespace',
-      'Role', 'RoleBinding', 'Service', 'ServiceAccount', 'ValidatingAdmissionPolicy', 'ValidatingAdmissionPolicyBinding',
+      'ClusterRole',
+      'ClusterRoleBinding',
+      'CustomResourceDefinition',
+      'Deployment',
+      'Namespace',
+      'Role',
+      'RoleBinding',
+      'Service',
+      'ServiceAccount',
+      'ValidatingAdmissionPolicy',
+      'ValidatingAdmissionPolicyBinding',
     ]);
   });
 
@@ -47,7 +63,8 @@ describe('BucketOperator', () => {
 
   it('is what dist/ holds, object for object', () => {
     const dist = CHART_IDS.flatMap((id) =>
-      parseAllDocuments(readFileSync(join(REPO_ROOT, 'dist', `${id}.yaml`), 'utf8')).map((d) => d.toJS() as Obj));
+      parseAllDocuments(readFileSync(join(REPO_ROOT, 'dist', `${id}.yaml`), 'utf8')).map((d) => d.toJS() as Obj),
+    );
     expect(synth()).to.deep.equal(dist);
   });
 
@@ -75,15 +92,25 @@ describe('BucketOperator', () => {
       maxConcurrentReconciles: 3,
     });
     expect(args(objs)).to.include.members([
-      '--leader-elect=false', '--log-level=debug', '--provider-qps=5', '--provider-burst=7',
-      '--poll-interval=500ms', '--drift-interval=2m', '--max-concurrent-reconciles=3',
+      '--leader-elect=false',
+      '--log-level=debug',
+      '--provider-qps=5',
+      '--provider-burst=7',
+      '--poll-interval=500ms',
+      '--drift-interval=2m',
+      '--max-concurrent-reconciles=3',
     ]);
   });
 
-  it('defaults to the operator\'s own defaults', () => {
+  it("defaults to the operator's own defaults", () => {
     expect(args(synth())).to.include.members([
-      '--leader-elect=true', '--log-level=info', '--provider-qps=20', '--provider-burst=40',
-      '--poll-interval=3s', '--drift-interval=1m', '--max-concurrent-reconciles=8',
+      '--leader-elect=true',
+      '--log-level=info',
+      '--provider-qps=20',
+      '--provider-burst=40',
+      '--poll-interval=3s',
+      '--drift-interval=1m',
+      '--max-concurrent-reconciles=8',
     ]);
   });
 
@@ -129,20 +156,35 @@ describe('BucketOperator', () => {
   });
 
   const invalid: Record<string, { props: BucketOperatorProps; want: RegExp }> = {
-    'namespace mode without watchNamespace': { props: { mode: 'namespace' }, want: /^BucketOperator: props\.watchNamespace is required when props\.mode is 'namespace'$/ },
+    'namespace mode without watchNamespace': {
+      props: { mode: 'namespace' },
+      want: /^BucketOperator: props\.watchNamespace is required when props\.mode is 'namespace'$/,
+    },
     'watchNamespace in cluster mode': { props: { watchNamespace: 'team-a' }, want: /props\.watchNamespace is only valid/ },
     'an unknown mode': { props: { mode: 'everywhere' as 'cluster' }, want: /props\.mode must be 'cluster' or 'namespace'/ },
     'a namespace that is no DNS label': { props: { namespace: 'Ops_NS' }, want: /props\.namespace must be a DNS label/ },
-    'replicas > 1 without leader election': { props: { replicas: 2, leaderElection: false }, want: /props\.replicas is 2, which needs props\.leaderElection/ },
+    'replicas > 1 without leader election': {
+      props: { replicas: 2, leaderElection: false },
+      want: /props\.replicas is 2, which needs props\.leaderElection/,
+    },
     'zero replicas': { props: { replicas: 0 }, want: /props\.replicas must be a positive integer, got 0/ },
     'a fractional qps': { props: { providerQps: 2.5 }, want: /props\.providerQps must be a positive integer, got 2\.5/ },
     'a negative burst': { props: { providerBurst: -1 }, want: /props\.providerBurst must be a positive integer/ },
     'zero concurrency': { props: { maxConcurrentReconciles: 0 }, want: /props\.maxConcurrentReconciles/ },
     'an interval given as a string': { props: { pollInterval: '3s' as unknown as Duration }, want: /props\.pollInterval must be a cdk8s Duration/ },
-    'a sub-millisecond interval': { props: { driftInterval: Duration.millis(0.5) }, want: /props\.driftInterval must be a whole number of milliseconds/ },
+    'a sub-millisecond interval': {
+      props: { driftInterval: Duration.millis(0.5) },
+      want: /props\.driftInterval must be a whole number of milliseconds/,
+    },
     'an unknown log level': { props: { logLevel: 'verbose' as 'info' }, want: /props\.logLevel must be one of debug, info, warn, error/ },
-    'a malformed quantity': { props: { resources: { requests: { memory: '128 MB' } } }, want: /props\.resources\.requests\.memory must be a Kubernetes quantity/ },
-    'a label the selector uses': { props: { labels: { 'app.kubernetes.io/component': 'x' } }, want: /props\.labels must not set 'app\.kubernetes\.io\/component'/ },
+    'a malformed quantity': {
+      props: { resources: { requests: { memory: '128 MB' } } },
+      want: /props\.resources\.requests\.memory must be a Kubernetes quantity/,
+    },
+    'a label the selector uses': {
+      props: { labels: { 'app.kubernetes.io/component': 'x' } },
+      want: /props\.labels must not set 'app\.kubernetes\.io\/component'/,
+    },
     'an invalid label value': { props: { labels: { team: 'a b' } }, want: /props\.labels\['team'\] has an invalid value/ },
     'an empty image': { props: { image: ' ' }, want: /props\.image must not be empty/ },
   };

@@ -37,7 +37,7 @@ describe('toStructuralSchema', () => {
     'const (from a literal)': [Type.Object({ a: Type.Literal('x') }), /'const'.*use enum/],
     'patternProperties (from a record)': [Type.Record(Type.String(), Type.String()), /patternProperties/],
     'a node without type': [Type.Object({ a: Type.Any() }), /has no type/],
-    'uniqueItems': [Type.Array(Type.String(), { uniqueItems: true }), /uniqueItems/],
+    uniqueItems: [Type.Array(Type.String(), { uniqueItems: true }), /uniqueItems/],
     'type null': [Type.Object({ a: Type.Null() }), /type null/],
   };
   for (const [name, [schema, message]] of Object.entries(rejected)) {

@@ -1,8 +1,6 @@
 import { expect } from 'chai';
 import type { LookupAddress } from 'node:dns';
-import {
-  ENDPOINT_DENIED, ProviderClients, ProviderError, deniedAddress, deniedEndpointHost, type Resolver,
-} from '../../../operator/provider-client';
+import { ENDPOINT_DENIED, ProviderClients, ProviderError, deniedAddress, deniedEndpointHost, type Resolver } from '../../../operator/provider-client';
 import type { ProviderHandle } from '../../../provider/index';
 import { API_KEY, start } from '../provider/helpers';
 
@@ -47,11 +45,13 @@ describe('ProviderClients: resolved addresses', () => {
   });
 
   /** Resolves every name in `table`, as a DNS server pointing it there would. */
-  const resolver = (table: Record<string, LookupAddress[]>): Resolver => (hostname, _opts, cb) => {
-    const found = table[hostname];
-    if (found) cb(null, found);
-    else cb(Object.assign(new Error(`getaddrinfo ENOTFOUND ${hostname}`), { code: 'ENOTFOUND' }), []);
-  };
+  const resolver =
+    (table: Record<string, LookupAddress[]>): Resolver =>
+    (hostname, _opts, cb) => {
+      const found = table[hostname];
+      if (found) cb(null, found);
+      else cb(Object.assign(new Error(`getaddrinfo ENOTFOUND ${hostname}`), { code: 'ENOTFOUND' }), []);
+    };
   const port = () => new URL(p.url).port;
 
   const cases: Record<string, { args: { table: Record<string, LookupAddress[]>; allow?: boolean }; want: { denied: boolean } }> = {
@@ -64,7 +64,14 @@ describe('ProviderClients: resolved addresses', () => {
       want: { denied: true },
     },
     'a name with one link-local answer among others is refused': {
-      args: { table: { 'provider.test': [{ address: '127.0.0.1', family: 4 }, { address: 'fe80::1', family: 6 }] } },
+      args: {
+        table: {
+          'provider.test': [
+            { address: '127.0.0.1', family: 4 },
+            { address: 'fe80::1', family: 6 },
+          ],
+        },
+      },
       want: { denied: true },
     },
     'the flag turns the check off (the system resolver answers instead)': {
@@ -77,7 +84,10 @@ describe('ProviderClients: resolved addresses', () => {
       const clients = new ProviderClients({ resolve: resolver(tc.args.table), allowLinkLocalEndpoints: tc.args.allow, timeoutMs: 2000 });
       try {
         const client = clients.client(`http://provider.test:${port()}`, API_KEY);
-        const outcome = await client.getBucket('b-1').then(() => undefined, (err: unknown) => err);
+        const outcome = await client.getBucket('b-1').then(
+          () => undefined,
+          (err: unknown) => err,
+        );
         if (!tc.want.denied && !tc.args.allow) {
           expect(outcome, 'the provider answered 404 for an unknown id').to.equal(undefined);
           return;

@@ -58,7 +58,13 @@ describe('ProviderClients error answers', () => {
     const clients = new ProviderClients();
     try {
       const { port } = server.address() as { port: number };
-      const err = await clients.client(`http://127.0.0.1:${port}`, 'k').getBucket('b1').then(() => undefined, (e: unknown) => e as Error);
+      const err = await clients
+        .client(`http://127.0.0.1:${port}`, 'k')
+        .getBucket('b1')
+        .then(
+          () => undefined,
+          (e: unknown) => e as Error,
+        );
       expect(err?.message).to.equal(`provider get failed: 400 HTTP400: ${NOT_A_PROVIDER_ERROR}`);
     } finally {
       clients.close();

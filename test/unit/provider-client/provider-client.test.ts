@@ -100,7 +100,13 @@ describe('ProviderClient.listBuckets (against an in-process provider)', () => {
   });
 
   it('reports a rejected key as an auth error', async () => {
-    const err = await clients.client(p.url, 'wrong').listBuckets({}).then(() => undefined, (e: unknown) => e);
+    const err = await clients
+      .client(p.url, 'wrong')
+      .listBuckets({})
+      .then(
+        () => undefined,
+        (e: unknown) => e,
+      );
     expect(err).to.be.instanceOf(ProviderError);
     expect((err as ProviderError).isAuthError).to.equal(true);
   });

@@ -90,5 +90,12 @@ export function captureLogger(): { logger: Logger; lines: () => string[] } {
       cb();
     },
   });
-  return { logger: pino({ level: 'debug' }, sink), lines: () => chunks.join('').split('\n').filter((l) => l !== '') };
+  return {
+    logger: pino({ level: 'debug' }, sink),
+    lines: () =>
+      chunks
+        .join('')
+        .split('\n')
+        .filter((l) => l !== ''),
+  };
 }

@@ -57,7 +57,10 @@ describe('provider persistence', () => {
     await first.close();
     const second = await start({ dataFile, activationDelayMs: 150 });
     try {
-      await eventually(async () => ((await call(second.url, `/buckets/${id}`)).body as Bucket).phase === 'Active', { ...IN_PROCESS, timeoutMs: 3000 });
+      await eventually(async () => ((await call(second.url, `/buckets/${id}`)).body as Bucket).phase === 'Active', {
+        ...IN_PROCESS,
+        timeoutMs: 3000,
+      });
     } finally {
       await second.close();
     }
@@ -67,10 +70,13 @@ describe('provider persistence', () => {
     const dataFile = join(dir, 'state.json');
     const p = await start({ dataFile, persistDebounceMs: 20 });
     await Promise.all(Array.from({ length: 25 }, (_, i) => create(p.url, `k${i}`)));
-    await eventually(async () => {
-      const snap = parseSnapshot(JSON.parse(await readFile(dataFile, 'utf8').catch(() => '{"version":1,"buckets":[],"idempotencyKeys":[]}')));
-      return snap.buckets.length === 25 ? true : undefined;
-    }, { ...IN_PROCESS, timeoutMs: 3000 });
+    await eventually(
+      async () => {
+        const snap = parseSnapshot(JSON.parse(await readFile(dataFile, 'utf8').catch(() => '{"version":1,"buckets":[],"idempotencyKeys":[]}')));
+        return snap.buckets.length === 25 ? true : undefined;
+      },
+      { ...IN_PROCESS, timeoutMs: 3000 },
+    );
     await create(p.url, 'last');
     await p.close();
     const snap = parseSnapshot(JSON.parse(await readFile(dataFile, 'utf8')));

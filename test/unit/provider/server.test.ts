@@ -45,10 +45,13 @@ describe('provider HTTP API', () => {
       expect(Date.parse(bucket.createdAt)).to.equal(Date.parse(bucket.updatedAt));
       expect(res.headers.location).to.equal(`/buckets/${bucket.id}`);
       expect(res.headers['x-request-id']).to.be.a('string');
-      const active = await eventually(async () => {
-        const got = await call(p.url, `/buckets/${bucket.id}`);
-        return (got.body as Bucket).phase === 'Active' ? (got.body as Bucket) : undefined;
-      }, { ...IN_PROCESS, timeoutMs: 3000 });
+      const active = await eventually(
+        async () => {
+          const got = await call(p.url, `/buckets/${bucket.id}`);
+          return (got.body as Bucket).phase === 'Active' ? (got.body as Bucket) : undefined;
+        },
+        { ...IN_PROCESS, timeoutMs: 3000 },
+      );
       expect(Date.parse(active.updatedAt)).to.be.greaterThan(Date.parse(bucket.createdAt));
     });
 
@@ -151,9 +154,7 @@ describe('provider HTTP API', () => {
     };
     for (const [name, tc] of Object.entries(patchErrors)) {
       it(`PATCH ${name} -> ${tc.status} ${tc.code}`, async () => {
-        const id = tc.provisioning === true
-          ? ((await create(p.url, 'slow')).body as Bucket).id
-          : (await activeBucket()).id;
+        const id = tc.provisioning === true ? ((await create(p.url, 'slow')).body as Bucket).id : (await activeBucket()).id;
         if (tc.provisioning === true) p.store.adminPatch(id, { phase: 'Provisioning' });
         const res = await call(p.url, `/buckets/${id}`, { method: 'PATCH', body: tc.body });
         expect(res.status).to.equal(tc.status);
@@ -184,12 +185,36 @@ describe('provider HTTP API', () => {
       'nested path': { path: '/buckets/a/b', opts: {}, status: 404, code: 'NotFound' },
       'bad percent-encoding': { path: '/buckets/%E0%A4%A', opts: {}, status: 404, code: 'NotFound' },
       'PUT /buckets': { path: '/buckets', opts: { method: 'PUT' }, status: 405, code: 'MethodNotAllowed', headers: { allow: 'GET, POST' } },
-      'POST /buckets/{id}': { path: '/buckets/x', opts: { method: 'POST' }, status: 405, code: 'MethodNotAllowed', headers: { allow: 'GET, PATCH, DELETE' } },
+      'POST /buckets/{id}': {
+        path: '/buckets/x',
+        opts: { method: 'POST' },
+        status: 405,
+        code: 'MethodNotAllowed',
+        headers: { allow: 'GET, PATCH, DELETE' },
+      },
       'DELETE /healthz': { path: '/healthz', opts: { method: 'DELETE' }, status: 405, code: 'MethodNotAllowed', headers: { allow: 'GET' } },
-      'POST /admin/faults': { path: '/admin/faults', opts: { method: 'POST' }, status: 405, code: 'MethodNotAllowed', headers: { allow: 'GET, PUT' } },
-      'GET /admin/buckets/{id}': { path: '/admin/buckets/x', opts: { method: 'GET' }, status: 405, code: 'MethodNotAllowed', headers: { allow: 'PATCH, DELETE' } },
+      'POST /admin/faults': {
+        path: '/admin/faults',
+        opts: { method: 'POST' },
+        status: 405,
+        code: 'MethodNotAllowed',
+        headers: { allow: 'GET, PUT' },
+      },
+      'GET /admin/buckets/{id}': {
+        path: '/admin/buckets/x',
+        opts: { method: 'GET' },
+        status: 405,
+        code: 'MethodNotAllowed',
+        headers: { allow: 'PATCH, DELETE' },
+      },
       'no Authorization': { path: '/buckets', opts: { auth: null }, status: 401, code: 'Unauthorized', headers: { 'www-authenticate': 'Bearer' } },
-      'Basic auth': { path: '/buckets', opts: { auth: 'Basic dXNlcjpwYXNz' }, status: 401, code: 'Unauthorized', headers: { 'www-authenticate': 'Bearer' } },
+      'Basic auth': {
+        path: '/buckets',
+        opts: { auth: 'Basic dXNlcjpwYXNz' },
+        status: 401,
+        code: 'Unauthorized',
+        headers: { 'www-authenticate': 'Bearer' },
+      },
       'wrong key': { path: '/buckets', opts: { auth: 'Bearer wrong' }, status: 403, code: 'Forbidden' },
       'admin token on /buckets': { path: '/buckets', opts: { auth: `Bearer ${ADMIN_TOKEN}` }, status: 403, code: 'Forbidden' },
       'wrong content type': {
@@ -218,7 +243,12 @@ describe('provider HTTP API', () => {
         code: 'PayloadTooLarge',
       },
       'unknown region': { path: '/buckets', opts: { method: 'POST', body: createBody({ region: 'mars-1' }) }, status: 422, code: 'ValidationFailed' },
-      'sizeGB not an integer': { path: '/buckets', opts: { method: 'POST', body: createBody({ sizeGB: 2.5 }) }, status: 422, code: 'ValidationFailed' },
+      'sizeGB not an integer': {
+        path: '/buckets',
+        opts: { method: 'POST', body: createBody({ sizeGB: 2.5 }) },
+        status: 422,
+        code: 'ValidationFailed',
+      },
       'Idempotency-Key too long': {
         path: '/buckets',
         opts: { method: 'POST', body: createBody(), headers: { 'idempotency-key': 'k'.repeat(256) } },

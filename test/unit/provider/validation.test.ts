@@ -1,14 +1,7 @@
 import { expect } from 'chai';
 import { HttpError } from '../../../provider/http';
 import { DEFAULT_REGIONS } from '../../../provider/types';
-import {
-  encodeContinue,
-  parseAdminPatch,
-  parseCreate,
-  parseIdempotencyKey,
-  parseListQuery,
-  parseUpdate,
-} from '../../../provider/validation';
+import { encodeContinue, parseAdminPatch, parseCreate, parseIdempotencyKey, parseListQuery, parseUpdate } from '../../../provider/validation';
 
 /** The message of the 422 thrown by fn; fails when fn does not throw one. */
 function rejection(fn: () => unknown): string {
@@ -101,7 +94,15 @@ describe('provider/validation', () => {
     it('parses every parameter', () => {
       const token = encodeContinue('bucket-00000000000a');
       const q = parseListQuery(new URLSearchParams(`idempotencyKey=k&tag=a=b&tag=c=d%3De&limit=7&continue=${token}`));
-      expect(q).to.deep.equal({ idempotencyKey: 'k', tags: [['a', 'b'], ['c', 'd=e']], limit: 7, after: 'bucket-00000000000a' });
+      expect(q).to.deep.equal({
+        idempotencyKey: 'k',
+        tags: [
+          ['a', 'b'],
+          ['c', 'd=e'],
+        ],
+        limit: 7,
+        after: 'bucket-00000000000a',
+      });
       expect(parseListQuery(new URLSearchParams(''))).to.deep.equal({ tags: [], limit: 100 });
     });
 

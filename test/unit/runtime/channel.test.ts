@@ -29,7 +29,10 @@ describe('KeyChannel (keys sent from outside the informers)', () => {
     await running;
     channel.send({ namespace: 'ns', name: 'late' });
     await settle();
-    expect(seen).to.deep.equal([{ namespace: 'ns', name: 'first' }, { namespace: 'ns', name: 'a' }]);
+    expect(seen).to.deep.equal([
+      { namespace: 'ns', name: 'first' },
+      { namespace: 'ns', name: 'a' },
+    ]);
   });
 
   it('reaches every subscriber until it unsubscribes', () => {

@@ -5,7 +5,13 @@ import type { ResourceKind } from '../../../operator/runtime/types';
 import { decodeWatchEvent, WatchLineDecoder } from '../../../operator/runtime/watch-events';
 
 const configMaps: ResourceKind = { group: '', version: 'v1', kind: 'ConfigMap', plural: 'configmaps', namespaced: true };
-const crds: ResourceKind = { group: 'apiextensions.k8s.io', version: 'v1', kind: 'CustomResourceDefinition', plural: 'customresourcedefinitions', namespaced: false };
+const crds: ResourceKind = {
+  group: 'apiextensions.k8s.io',
+  version: 'v1',
+  kind: 'CustomResourceDefinition',
+  plural: 'customresourcedefinitions',
+  namespaced: false,
+};
 const widgets: ResourceKind = { group: 'example.com', version: 'v1alpha1', kind: 'Widget', plural: 'widgets', namespaced: true };
 
 describe('resourcePath', () => {
@@ -14,7 +20,10 @@ describe('resourcePath', () => {
     'core, one namespace': { args: [configMaps, 'ns1'], want: '/api/v1/namespaces/ns1/configmaps' },
     'core, one object': { args: [configMaps, 'ns1', 'cm'], want: '/api/v1/namespaces/ns1/configmaps/cm' },
     'group, status subresource': { args: [widgets, 'ns1', 'w', 'status'], want: '/apis/example.com/v1alpha1/namespaces/ns1/widgets/w/status' },
-    'cluster-scoped ignores a namespace': { args: [crds, 'ns1', 'x.example.com'], want: '/apis/apiextensions.k8s.io/v1/customresourcedefinitions/x.example.com' },
+    'cluster-scoped ignores a namespace': {
+      args: [crds, 'ns1', 'x.example.com'],
+      want: '/apis/apiextensions.k8s.io/v1/customresourcedefinitions/x.example.com',
+    },
     'names are escaped': { args: [configMaps, 'ns', 'a/b'], want: '/api/v1/namespaces/ns/configmaps/a%2Fb' },
   };
   for (const [name, tc] of Object.entries(cases)) {
@@ -49,7 +58,11 @@ describe('apiErrorFrom', () => {
   });
 
   it('reads retryAfterSeconds from details', () => {
-    const err = apiErrorFrom(429, JSON.stringify({ code: 429, reason: 'TooManyRequests', message: 'slow down', details: { retryAfterSeconds: 3 } }), 'fb');
+    const err = apiErrorFrom(
+      429,
+      JSON.stringify({ code: 429, reason: 'TooManyRequests', message: 'slow down', details: { retryAfterSeconds: 3 } }),
+      'fb',
+    );
     expect(err.retryAfterSeconds).to.equal(3);
   });
 

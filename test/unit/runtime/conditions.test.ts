@@ -26,10 +26,7 @@ describe('conditions', () => {
     expect(formatConditionTime(t0)).to.equal('2024-05-01T10:00:00Z');
   });
 
-  const cases: Record<
-    string,
-    { before: Condition[] | undefined; input: Parameters<typeof setCondition>[1]; expected: Condition[] }
-  > = {
+  const cases: Record<string, { before: Condition[] | undefined; input: Parameters<typeof setCondition>[1]; expected: Condition[] }> = {
     'appends a new type with the current time': {
       before: undefined,
       input: { type: 'Ready', status: 'True', reason: 'Available', observedGeneration: 1 },

@@ -132,7 +132,9 @@ describe('Controller', () => {
     source.informer(Widget).objects.set('ns/a', widget('a'));
     source.informer(Widget).objects.set('ns/b', widget('b'));
     const { logger } = captureLogger();
-    const c = newControllerManagedBy(standalone({ informers: source, logger }), 'widgets').for(Widget).complete(r);
+    const c = newControllerManagedBy(standalone({ informers: source, logger }), 'widgets')
+      .for(Widget)
+      .complete(r);
     const ac = new AbortController();
     const running = c.start(ac.signal);
     await eventually(() => r.calls.length === 2, IN_PROCESS);
@@ -199,7 +201,10 @@ describe('Controller', () => {
   });
 
   it('honours requeueAfter and resets the backoff', async () => {
-    const r = scripted(() => requeueAfter(30_000), () => done());
+    const r = scripted(
+      () => requeueAfter(30_000),
+      () => done(),
+    );
     h = harness(r);
     h.source.informer(Widget).upsert(widget('a'));
     await eventually(() => r.calls.length === 1, IN_PROCESS);
@@ -325,7 +330,9 @@ describe('Controller', () => {
       },
     };
     const { logger } = captureLogger();
-    const c = newControllerManagedBy(standalone({ informers: source, logger }), 'widgets').for(Widget).complete(r);
+    const c = newControllerManagedBy(standalone({ informers: source, logger }), 'widgets')
+      .for(Widget)
+      .complete(r);
     const ac = new AbortController();
     const running = c.start(ac.signal);
     await settle();
@@ -375,7 +382,10 @@ describe('Controller', () => {
     const r = scripted(() => done());
     h = harness(r, (b) =>
       b.for(Widget).watches(Config, (cm: KubeObject & { data?: Record<string, string> }) =>
-        (cm.data?.users ?? '').split(',').filter(Boolean).map((name) => ({ namespace: 'ns', name })),
+        (cm.data?.users ?? '')
+          .split(',')
+          .filter(Boolean)
+          .map((name) => ({ namespace: 'ns', name })),
       ),
     );
     await settle();
@@ -444,7 +454,10 @@ describe('Controller', () => {
     inf.upsert(widget('b'));
     await settle(10);
     expect(r.calls.map((c) => c.req.name)).to.deep.equal(['a']);
-    expect(h.lines.filter((l) => l.msg === 'Reconciler error'), 'aborts by stop are not errors').to.have.length(0);
+    expect(
+      h.lines.filter((l) => l.msg === 'Reconciler error'),
+      'aborts by stop are not errors',
+    ).to.have.length(0);
   });
 
   it('sets the worker gauges', async () => {
@@ -592,9 +605,7 @@ describe('Controller', () => {
         h?.clock.advance(10); // past both the requeueAfter and the first backoff
         await finishAll(r, backlog.length + 2);
         const rest = backlog.slice(2);
-        expect(r.order).to.deep.equal(
-          tc.want === 'before' ? ['b0', 'x', 'b1', 'x', ...rest] : ['b0', 'x', 'b1', ...rest, 'x'],
-        );
+        expect(r.order).to.deep.equal(tc.want === 'before' ? ['b0', 'x', 'b1', 'x', ...rest] : ['b0', 'x', 'b1', ...rest, 'x']);
       });
     }
 
@@ -643,8 +654,8 @@ describe('Controller', () => {
     expect(() => newControllerManagedBy(mgr, 'Bad_Name')).to.throw(/RFC 1123/);
     expect(() => newControllerManagedBy(mgr, 'x').owns(Part)).to.throw(/for\(\)/);
     expect(() => newControllerManagedBy(mgr, 'x').complete(scripted())).to.throw(/for\(\)/);
-    expect(() =>
-      newControllerManagedBy(mgr, 'x').for(Widget).withOptions({ maxConcurrentReconciles: 0 }).complete(scripted()),
-    ).to.throw(/maxConcurrentReconciles/);
+    expect(() => newControllerManagedBy(mgr, 'x').for(Widget).withOptions({ maxConcurrentReconciles: 0 }).complete(scripted())).to.throw(
+      /maxConcurrentReconciles/,
+    );
   });
 });

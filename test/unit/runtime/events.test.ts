@@ -46,7 +46,12 @@ function recorder(
   extra: { burst?: number; logger?: Logger; failures?: WriteFailureReporter } = {},
 ): EventRecorder {
   return new EventRecorder({
-    client: store, reportingController: 'example.com/ctl', reportingInstance: 'pod-1', logger: pino({ level: 'silent' }), clock, ...extra,
+    client: store,
+    reportingController: 'example.com/ctl',
+    reportingInstance: 'pod-1',
+    logger: pino({ level: 'silent' }),
+    clock,
+    ...extra,
   });
 }
 
@@ -78,7 +83,14 @@ describe('EventRecorder', () => {
     r.event(pod, 'Normal', 'Created', 'Create', 'made it');
     await r.flush();
     const [ev] = [...store.events.values()];
-    expect(ev).to.deep.include({ type: 'Normal', reason: 'Created', action: 'Create', note: 'made it', reportingController: 'example.com/ctl', reportingInstance: 'pod-1' });
+    expect(ev).to.deep.include({
+      type: 'Normal',
+      reason: 'Created',
+      action: 'Create',
+      note: 'made it',
+      reportingController: 'example.com/ctl',
+      reportingInstance: 'pod-1',
+    });
     expect(ev?.regarding).to.include({ kind: 'Pod', name: 'p', namespace: 'ns', uid: 'u1' });
     expect(ev?.metadata?.namespace).to.equal('ns');
     expect(ev?.eventTime).to.match(/^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{6}Z$/);

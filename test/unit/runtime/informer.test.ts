@@ -28,7 +28,11 @@ function recorder(informer: SharedInformer<KubeObject>, seen: Seen): void {
   });
 }
 
-const names = (i: SharedInformer<KubeObject>): string[] => i.cache.list().map((o) => o.metadata?.name ?? '').sort();
+const names = (i: SharedInformer<KubeObject>): string[] =>
+  i.cache
+    .list()
+    .map((o) => o.metadata?.name ?? '')
+    .sort();
 
 describe('SharedInformer', () => {
   let informer: SharedInformer<KubeObject> | undefined;
@@ -39,7 +43,11 @@ describe('SharedInformer', () => {
 
   function make(lw: FakeListerWatcher, extra: { resyncPeriodMs?: number; idleTimeoutMs?: number; logger?: Logger } = {}): SharedInformer<KubeObject> {
     informer = new SharedInformer<KubeObject>({
-      lw, kind, namespace: 'ns', logger: extra.logger ?? pino({ level: 'silent' }), resyncPeriodMs: extra.resyncPeriodMs,
+      lw,
+      kind,
+      namespace: 'ns',
+      logger: extra.logger ?? pino({ level: 'silent' }),
+      resyncPeriodMs: extra.resyncPeriodMs,
       reflector: { backoff: fastBackoff, idleTimeoutMs: extra.idleTimeoutMs },
     });
     return informer;
@@ -248,7 +256,10 @@ describe('reflector backoff', () => {
     const clock = new FakeClock();
     const lw = new FakeListerWatcher();
     const inf = new SharedInformer<KubeObject>({
-      lw, kind, logger: pino({ level: 'silent' }), reflector: { clock, backoff: { initialMs: 1000, maxMs: 30_000 }, random: () => 0 },
+      lw,
+      kind,
+      logger: pino({ level: 'silent' }),
+      reflector: { clock, backoff: { initialMs: 1000, maxMs: 30_000 }, random: () => 0 },
     });
     try {
       inf.start();

@@ -17,7 +17,9 @@ const ConfigMaps: ResourceKind = { group: '', version: 'v1', kind: 'ConfigMap', 
 type Handler = (req: http.IncomingMessage, res: http.ServerResponse) => void;
 
 /** A loopback server answering each request with `handler`, and a client pointed at it. */
-async function serve(handler: Handler): Promise<{ client: KubeClient; registry: Registry; seen: http.IncomingHttpHeaders[]; close(): Promise<void> }> {
+async function serve(
+  handler: Handler,
+): Promise<{ client: KubeClient; registry: Registry; seen: http.IncomingHttpHeaders[]; close(): Promise<void> }> {
   const seen: http.IncomingHttpHeaders[] = [];
   const server = http.createServer((req, res) => {
     seen.push(req.headers);
@@ -85,10 +87,13 @@ describe('KubeClient over loopback', () => {
   it('streams watch events split across chunks and ends when the server closes', async () => {
     const s = await serve((_req, res) => {
       res.writeHead(200, { 'Content-Type': 'application/json' });
-      const frames = [
-        { type: 'ADDED', object: { metadata: { name: 'a' } } },
-        { type: 'MODIFIED', object: { metadata: { name: 'é' } } },
-      ].map((f) => JSON.stringify(f)).join('\n') + '\n';
+      const frames =
+        [
+          { type: 'ADDED', object: { metadata: { name: 'a' } } },
+          { type: 'MODIFIED', object: { metadata: { name: 'é' } } },
+        ]
+          .map((f) => JSON.stringify(f))
+          .join('\n') + '\n';
       const bytes = Buffer.from(frames);
       // Cut inside the multi-byte character, so decoding must span chunks.
       const cut = bytes.indexOf(Buffer.from('é')) + 1;
@@ -96,7 +101,10 @@ describe('KubeClient over loopback', () => {
       setImmediate(() => res.end(bytes.subarray(cut)));
     });
     try {
-      expect(await collect(s.client.watch(ConfigMaps, { namespace: 'ns' }))).to.deep.equal([['ADDED', 'a'], ['MODIFIED', 'é']]);
+      expect(await collect(s.client.watch(ConfigMaps, { namespace: 'ns' }))).to.deep.equal([
+        ['ADDED', 'a'],
+        ['MODIFIED', 'é'],
+      ]);
     } finally {
       await s.close();
     }

@@ -87,8 +87,14 @@ describe('loadKubeconfig', () => {
 
     it('the context named in options instead of current-context', () => {
       const path = s.kubeconfig({ server: SERVER }, undefined, {
-        clusters: [{ name: 'c', cluster: { server: SERVER } }, { name: 'other', cluster: { server: 'https://other:443' } }],
-        contexts: [{ name: 'ctx', context: { cluster: 'c' } }, { name: 'two', context: { cluster: 'other', namespace: 'team-b' } }],
+        clusters: [
+          { name: 'c', cluster: { server: SERVER } },
+          { name: 'other', cluster: { server: 'https://other:443' } },
+        ],
+        contexts: [
+          { name: 'ctx', context: { cluster: 'c' } },
+          { name: 'two', context: { cluster: 'other', namespace: 'team-b' } },
+        ],
       });
       const cfg = loadKubeconfig(path, { context: 'two' });
       expect([cfg.server, cfg.namespace]).to.deep.equal(['https://other:443', 'team-b']);
@@ -135,16 +141,22 @@ describe('loadKubeconfig', () => {
       const plugin = writePlugin(s, 'bin-plugin.js');
       const stanza = execStanza(V1, './bin-plugin.js', {}, { args: ['--flag'], provideClusterInfo: true });
       const path = s.kubeconfig(
-        { server: SERVER, 'certificate-authority-data': b64('CA'), extensions: [{ name: 'client.authentication.k8s.io/exec', extension: { audience: 'x' } }] },
+        {
+          server: SERVER,
+          'certificate-authority-data': b64('CA'),
+          extensions: [{ name: 'client.authentication.k8s.io/exec', extension: { audience: 'x' } }],
+        },
         { exec: stanza },
       );
       const cfg = loadKubeconfig(path);
       expect(await creds(cfg)).to.deep.equal({ token: 'tok-1' });
-      expect(plugin.runs()).to.deep.equal([{
-        apiVersion: V1,
-        kind: 'ExecCredential',
-        spec: { interactive: false, cluster: { server: SERVER, 'certificate-authority-data': b64('CA'), config: { audience: 'x' } } },
-      }]);
+      expect(plugin.runs()).to.deep.equal([
+        {
+          apiVersion: V1,
+          kind: 'ExecCredential',
+          spec: { interactive: false, cluster: { server: SERVER, 'certificate-authority-data': b64('CA'), config: { audience: 'x' } } },
+        },
+      ]);
     });
 
     it('a plugin may return a client certificate', async () => {
@@ -200,7 +212,10 @@ describe('loadKubeconfig', () => {
         want: /^kubeconfig .*config is not valid YAML \([A-Z_]+ at line \d+\)$/,
       },
       'a document that is not a mapping': { write: (x) => x.file('config', '- a\n- b\n'), want: /is not a kubeconfig/ },
-      'no current-context': { write: (x) => x.kubeconfig({ server: SERVER }, undefined, { 'current-context': '' }), want: /current-context is not set$/ },
+      'no current-context': {
+        write: (x) => x.kubeconfig({ server: SERVER }, undefined, { 'current-context': '' }),
+        want: /current-context is not set$/,
+      },
       'a context naming a missing cluster': {
         write: (x) => x.kubeconfig({ server: SERVER }, undefined, { contexts: [{ name: 'ctx', context: { cluster: 'gone' } }] }),
         want: /: no cluster named "gone"$/,
@@ -221,12 +236,15 @@ describe('loadKubeconfig', () => {
         want: /user "u": auth-provider "oidc" is not supported; use an exec credential plugin/,
       },
       'basic auth': { write: (x) => x.kubeconfig({ server: SERVER }, { username: 'admin', password: token }), want: /basic auth\) is not supported/ },
-      'impersonation': { write: (x) => x.kubeconfig({ server: SERVER }, { token, as: 'root' }), want: /impersonation .* is not supported$/ },
+      impersonation: { write: (x) => x.kubeconfig({ server: SERVER }, { token, as: 'root' }), want: /impersonation .* is not supported$/ },
       'a client certificate without key': {
         write: (x) => x.kubeconfig({ server: SERVER }, { 'client-certificate-data': b64('CERT') }),
         want: /user "u": client-certificate has no client-key$/,
       },
-      'a missing tokenFile': { write: (x) => x.kubeconfig({ server: SERVER }, { tokenFile: 'no-token' }), want: /cannot read tokenFile .*\/no-token: ENOENT$/ },
+      'a missing tokenFile': {
+        write: (x) => x.kubeconfig({ server: SERVER }, { tokenFile: 'no-token' }),
+        want: /cannot read tokenFile .*\/no-token: ENOENT$/,
+      },
       'exec together with a token': {
         write: (x) => x.kubeconfig({ server: SERVER }, { token, exec: execStanza(V1, 'x') }),
         want: /sets both exec and token\/tokenFile; keep one$/,

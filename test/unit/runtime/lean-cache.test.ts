@@ -60,7 +60,10 @@ function matches(obj: KubeObject, opts: { namespace?: string; fieldSelector?: st
 
 const noisy = (name: string): KubeObject => ({
   metadata: {
-    namespace: 'ns', name, uid: `u-${name}`, resourceVersion: '1',
+    namespace: 'ns',
+    name,
+    uid: `u-${name}`,
+    resourceVersion: '1',
     managedFields: [{ manager: 'kubectl', operation: 'Update' }],
     annotations: { [LAST_APPLIED_ANNOTATION]: '{"a big":"copy"}', keep: 'me' },
   },
@@ -147,7 +150,7 @@ describe('InformerFactory (lean caches)', () => {
     }
   });
 
-  it('runs an informer\'s own transform after the default, and refuses a second, different one', async () => {
+  it("runs an informer's own transform after the default, and refuses a second, different one", async () => {
     const lw = new SelectingLister();
     lw.objects.push(noisy('a'));
     const seenByOwn: KubeObject[] = [];
@@ -220,7 +223,12 @@ describe('NamedInformers', () => {
       driver.upsert(cfg('three', 'creds-b'));
       named.start();
       await named.waitForSync();
-      expect(named.cache.list().map((o) => o.metadata?.name).sort()).to.deep.equal(['creds-a', 'creds-b']);
+      expect(
+        named.cache
+          .list()
+          .map((o) => o.metadata?.name)
+          .sort(),
+      ).to.deep.equal(['creds-a', 'creds-b']);
       expect(named.cache.get({ namespace: 'ns', name: 'unrelated' })).to.equal(undefined);
       // One informer per referenced name, however many referrers share it; none lists everything.
       expect(factory.informers()).to.have.length(2);

@@ -13,11 +13,14 @@ describe('loadRestConfig (controller-runtime order)', () => {
 
   /** Writes a kubeconfig at `file` whose server host `label` says which one was loaded. */
   function kubeconfig(file: string, label = file): string {
-    return s.file(file, JSON.stringify({
-      clusters: [{ name: 'c', cluster: { server: `https://${label}:6443` } }],
-      contexts: [{ name: 'x', context: { cluster: 'c' } }],
-      'current-context': 'x',
-    }));
+    return s.file(
+      file,
+      JSON.stringify({
+        clusters: [{ name: 'c', cluster: { server: `https://${label}:6443` } }],
+        contexts: [{ name: 'x', context: { cluster: 'c' } }],
+        'current-context': 'x',
+      }),
+    );
   }
 
   beforeEach(() => {
@@ -49,7 +52,10 @@ describe('loadRestConfig (controller-runtime order)', () => {
     kubeconfig('home/.kube/config', 'home');
     const cfg = load({ env: inCluster });
     expect([cfg.server, cfg.source, cfg.namespace, cfg.tls.ca?.toString()]).to.deep.equal([
-      'https://10.0.0.1:443', 'in-cluster', 'bucketoperator-system', 'CLUSTER-CA',
+      'https://10.0.0.1:443',
+      'in-cluster',
+      'bucketoperator-system',
+      'CLUSTER-CA',
     ]);
     expect(await cfg.credentials?.get()).to.deep.equal({ token: 'pod-token' });
     s.file('serviceaccount/token', 'rotated-token');
@@ -67,9 +73,12 @@ describe('loadRestConfig (controller-runtime order)', () => {
   });
 
   it('says what it tried when nothing is found', () => {
-    expect(() => load({ env: {} })).to.throw(/^no kubeconfig found: pass --kubeconfig, set KUBECONFIG, run in a cluster, or create .*\/home\/.kube\/config$/);
-    expect(() => load({ env: inCluster, sa: join(s.dir, 'no-mount'), noHome: true }))
-      .to.throw(/^no kubeconfig found and in-cluster config: cannot read .*\/no-mount\/token: ENOENT$/);
+    expect(() => load({ env: {} })).to.throw(
+      /^no kubeconfig found: pass --kubeconfig, set KUBECONFIG, run in a cluster, or create .*\/home\/.kube\/config$/,
+    );
+    expect(() => load({ env: inCluster, sa: join(s.dir, 'no-mount'), noHome: true })).to.throw(
+      /^no kubeconfig found and in-cluster config: cannot read .*\/no-mount\/token: ENOENT$/,
+    );
   });
 
   it('a $KUBECONFIG that does not exist is an error, not a fall-through', () => {

@@ -18,20 +18,30 @@ function setup(lease = leaseStore()) {
     client: lease,
     logger,
     informers: source,
-    leaderElection: { enabled: true, namespace: 'ns', name: 'lease', identity: 'me', leaseDurationMs: 15_000, renewDeadlineMs: 10_000, retryPeriodMs: 2_000 },
+    leaderElection: {
+      enabled: true,
+      namespace: 'ns',
+      name: 'lease',
+      identity: 'me',
+      leaseDurationMs: 15_000,
+      renewDeadlineMs: 10_000,
+      retryPeriodMs: 2_000,
+    },
     metricsBindAddress: '0',
     healthProbeBindAddress: '0',
     gracefulShutdownTimeoutMs: 60_000,
     clock,
   });
   const inFlight: Array<{ finish(): void; signal: AbortSignal }> = [];
-  newControllerManagedBy(mgr, 'widgets').for(Widget).complete({
-    reconcile: (_req, ctx) =>
-      new Promise<Action>((resolve, reject) => {
-        inFlight.push({ finish: () => resolve(done()), signal: ctx.signal });
-        ctx.signal.addEventListener('abort', () => reject(new Error('aborted', { cause: ctx.signal.reason })));
-      }),
-  });
+  newControllerManagedBy(mgr, 'widgets')
+    .for(Widget)
+    .complete({
+      reconcile: (_req, ctx) =>
+        new Promise<Action>((resolve, reject) => {
+          inFlight.push({ finish: () => resolve(done()), signal: ctx.signal });
+          ctx.signal.addEventListener('abort', () => reject(new Error('aborted', { cause: ctx.signal.reason })));
+        }),
+    });
   const abort = new AbortController();
   const result = mgr.start(abort.signal).then(
     () => undefined,
@@ -95,7 +105,10 @@ describe('Manager (fake informers, in-memory Lease)', () => {
 
   it('rejects controllers completed after start or under a taken name', async () => {
     const h = setup();
-    const build = (mgr: Manager, name: string) => newControllerManagedBy(mgr, name).for(Widget).complete({ reconcile: async () => done() });
+    const build = (mgr: Manager, name: string) =>
+      newControllerManagedBy(mgr, name)
+        .for(Widget)
+        .complete({ reconcile: async () => done() });
     expect(() => build(h.mgr, 'late')).to.throw(/started manager/);
     h.abort.abort();
     await h.result;
@@ -127,7 +140,7 @@ describe('newControllerManagedBy', () => {
       await mgr.elected();
       await eventually(() => seen.length === 1, { ...IN_PROCESS, description: 'the cached Widget reconciled' });
       expect(seen).to.deep.equal(['ns/a']);
-      expect(source.informer(Widget).started, 'the manager started the controller\'s informer').to.equal(true);
+      expect(source.informer(Widget).started, "the manager started the controller's informer").to.equal(true);
       expect(controller.queue.isShuttingDown()).to.equal(false);
     } finally {
       abort.abort();

@@ -74,7 +74,11 @@ process.stdout.write(JSON.stringify({ apiVersion: process.env.PLUGIN_API_VERSION
     path,
     runs: () => {
       try {
-        return readFileSync(log, 'utf8').trim().split('\n').filter((l) => l !== '').map((l) => JSON.parse(l) as unknown);
+        return readFileSync(log, 'utf8')
+          .trim()
+          .split('\n')
+          .filter((l) => l !== '')
+          .map((l) => JSON.parse(l) as unknown);
       } catch {
         return [];
       }
@@ -83,7 +87,12 @@ process.stdout.write(JSON.stringify({ apiVersion: process.env.PLUGIN_API_VERSION
 }
 
 /** A kubeconfig `exec` stanza for the plugin, with its knobs as env entries. */
-export function execStanza(apiVersion: string, command: string, knobs: Record<string, string> = {}, more: Record<string, unknown> = {}): Record<string, unknown> {
+export function execStanza(
+  apiVersion: string,
+  command: string,
+  knobs: Record<string, string> = {},
+  more: Record<string, unknown> = {},
+): Record<string, unknown> {
   return {
     apiVersion,
     command,

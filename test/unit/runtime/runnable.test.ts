@@ -17,10 +17,14 @@ function probe(): Runnable & { running: boolean; started: number } {
       new Promise<void>((resolve) => {
         r.running = true;
         r.started += 1;
-        signal.addEventListener('abort', () => {
-          r.running = false;
-          resolve();
-        }, { once: true });
+        signal.addEventListener(
+          'abort',
+          () => {
+            r.running = false;
+            resolve();
+          },
+          { once: true },
+        );
       }),
   };
   return r;
@@ -29,16 +33,26 @@ function probe(): Runnable & { running: boolean; started: number } {
 function manager(lease = leaseStore()) {
   const clock = new FakeClock();
   const mgr = new Manager({
-      logger: captureLogger().logger,
-      informers: new FakeInformerSource(),
-      leaderElection: { enabled: true, namespace: 'ns', name: 'lease', identity: 'me', leaseDurationMs: 15_000, renewDeadlineMs: 10_000, retryPeriodMs: 2_000 },
-      metricsBindAddress: '0',
-      healthProbeBindAddress: '0',
-      client: lease,
-      clock,
+    logger: captureLogger().logger,
+    informers: new FakeInformerSource(),
+    leaderElection: {
+      enabled: true,
+      namespace: 'ns',
+      name: 'lease',
+      identity: 'me',
+      leaseDurationMs: 15_000,
+      renewDeadlineMs: 10_000,
+      retryPeriodMs: 2_000,
+    },
+    metricsBindAddress: '0',
+    healthProbeBindAddress: '0',
+    client: lease,
+    clock,
   });
   // A manager whose controllers all ended stops; one idle controller keeps it running.
-  newControllerManagedBy(mgr, 'widgets').for(Widget).complete({ reconcile: async () => done() });
+  newControllerManagedBy(mgr, 'widgets')
+    .for(Widget)
+    .complete({ reconcile: async () => done() });
   return { clock, lease, mgr };
 }
 
@@ -76,7 +90,10 @@ describe('Manager runnables (leader only)', () => {
     const { mgr, lease, clock } = manager();
     const r = probe();
     mgr.addRunnable(r);
-    const result = mgr.start(new AbortController().signal).then(() => undefined, (err: unknown) => err);
+    const result = mgr.start(new AbortController().signal).then(
+      () => undefined,
+      (err: unknown) => err,
+    );
     await mgr.elected();
     const current = lease.lease;
     lease.lease = { ...current, metadata: { ...current?.metadata, resourceVersion: '999' }, spec: { ...current?.spec, holderIdentity: 'thief' } };

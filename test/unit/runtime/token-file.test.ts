@@ -19,7 +19,7 @@ describe('TokenFileSource', () => {
     expect(await src.get()).to.deep.equal({ token: 'second' });
   });
 
-  it('follows the kubelet\'s atomic symlink swap of a projected token', async () => {
+  it("follows the kubelet's atomic symlink swap of a projected token", async () => {
     // The kubelet's layout: token -> ..data/token, ..data -> ..<timestamp>; rotation swaps ..data.
     mkdirSync(join(s.dir, '..v1'));
     s.file('..v1/token', 'old');
@@ -68,7 +68,10 @@ describe('TokenFileSource', () => {
   for (const [name, tc] of Object.entries(failures)) {
     it(`fails with a one-line error on ${name} when no token was read yet`, async () => {
       const path = tc.content === undefined ? join(s.dir, 'token') : s.file('token', tc.content);
-      const err = await new TokenFileSource(path).get().then(() => undefined, (e: unknown) => e);
+      const err = await new TokenFileSource(path).get().then(
+        () => undefined,
+        (e: unknown) => e,
+      );
       expect(err).to.be.instanceOf(Error);
       expect((err as Error).message).to.match(tc.want);
     });

@@ -8,13 +8,7 @@ import {
   defaultControllerRateLimiter,
 } from '../../../operator/runtime/rate-limiter';
 import { done, type Reconciler } from '../../../operator/runtime/reconcile';
-import {
-  Priority,
-  WorkQueue,
-  type QueueItem,
-  type WorkQueueMetrics,
-  type WorkQueueMetricsProvider,
-} from '../../../operator/runtime/workqueue';
+import { Priority, WorkQueue, type QueueItem, type WorkQueueMetrics, type WorkQueueMetricsProvider } from '../../../operator/runtime/workqueue';
 import { FakeInformerSource, captureLogger, settle, standalone, testKind } from './fakes';
 import { eventually, IN_PROCESS } from '../../support/eventually';
 
@@ -189,17 +183,17 @@ describe('WorkQueue', () => {
       expect(q.len()).to.equal(0);
     });
 
-    const dedupCases: Record<
-      string,
-      { act(q: WorkQueue, clock: FakeClock): Promise<void> | void; want: Array<[key: string, priority: number]> }
-    > = {
+    const dedupCases: Record<string, { act(q: WorkQueue, clock: FakeClock): Promise<void> | void; want: Array<[key: string, priority: number]> }> = {
       'a queued key re-added at a higher priority moves ahead of the lower ones': {
         act: (q) => {
           q.addWithOptions('a', { priority: Low });
           q.addWithOptions('b', { priority: Low });
           q.addWithOptions('b', { priority: High });
         },
-        want: [['b', High], ['a', Low]],
+        want: [
+          ['b', High],
+          ['a', Low],
+        ],
       },
       'a queued key re-added at a lower priority keeps its higher one': {
         act: (q) => {
@@ -207,7 +201,10 @@ describe('WorkQueue', () => {
           q.addWithOptions('b', { priority: High });
           q.addWithOptions('b', { priority: Low });
         },
-        want: [['b', High], ['a', Low]],
+        want: [
+          ['b', High],
+          ['a', Low],
+        ],
       },
       'a delayed key added again at once is ready now, at the higher priority': {
         act: (q) => {
@@ -215,7 +212,10 @@ describe('WorkQueue', () => {
           q.addWithOptions('b', { priority: High, afterMs: 1000 });
           q.addWithOptions('b', { priority: Low });
         },
-        want: [['b', High], ['a', Low]],
+        want: [
+          ['b', High],
+          ['a', Low],
+        ],
       },
       'a delayed key keeps the earlier ready time and the higher priority': {
         act: (q, clock) => {
@@ -226,7 +226,10 @@ describe('WorkQueue', () => {
           q.addWithOptions('a', { priority: Low });
           clock.advance(1);
         },
-        want: [['b', High], ['a', Low]],
+        want: [
+          ['b', High],
+          ['a', Low],
+        ],
       },
       'a key re-added while in flight runs once more, at the higher of the re-add priorities': {
         act: async (q) => {
@@ -238,7 +241,10 @@ describe('WorkQueue', () => {
           expect(q.len(), 'b is not handed to a second worker').to.equal(1);
           q.done(b ?? '');
         },
-        want: [['b', High], ['a', Low]],
+        want: [
+          ['b', High],
+          ['a', Low],
+        ],
       },
       'a rate-limited key comes back at its priority, ahead of older low-priority keys': {
         act: (q, clock) => {
@@ -246,7 +252,10 @@ describe('WorkQueue', () => {
           q.addWithOptions('a', { priority: Low });
           clock.advance(5);
         },
-        want: [['b', High], ['a', Low]],
+        want: [
+          ['b', High],
+          ['a', Low],
+        ],
       },
     };
     for (const [name, tc] of Object.entries(dedupCases)) {
@@ -293,9 +302,7 @@ describe('WorkQueue', () => {
           q.done(key);
         }
         const lows = served.filter((k) => k.startsWith('low-'));
-        expect(lows, 'the backlog progresses, oldest first').to.deep.equal(
-          Array.from({ length: 60 / tc.wantLowShare }, (_, i) => `low-${i}`),
-        );
+        expect(lows, 'the backlog progresses, oldest first').to.deep.equal(Array.from({ length: 60 / tc.wantLowShare }, (_, i) => `low-${i}`));
         let run = 0;
         let longestRun = 0;
         for (const k of served) {
@@ -400,20 +407,39 @@ describe('rate limiters', () => {
     expect(rl.when('a')).to.equal(1_000_000);
   });
 
-  const bucketCases: Record<string, { qps: number; burst: number; steps: Array<[advanceMs: number, expected: number]> }> =
-    {
-      'burst is free': { qps: 10, burst: 3, steps: [[0, 0], [0, 0], [0, 0]] },
-      'past the burst each request waits one more token': {
-        qps: 10,
-        burst: 2,
-        steps: [[0, 0], [0, 0], [0, 100], [0, 200]],
-      },
-      'tokens refill over time up to the burst': {
-        qps: 10,
-        burst: 2,
-        steps: [[0, 0], [0, 0], [0, 100], [10_000, 0], [0, 0], [0, 100]],
-      },
-    };
+  const bucketCases: Record<string, { qps: number; burst: number; steps: Array<[advanceMs: number, expected: number]> }> = {
+    'burst is free': {
+      qps: 10,
+      burst: 3,
+      steps: [
+        [0, 0],
+        [0, 0],
+        [0, 0],
+      ],
+    },
+    'past the burst each request waits one more token': {
+      qps: 10,
+      burst: 2,
+      steps: [
+        [0, 0],
+        [0, 0],
+        [0, 100],
+        [0, 200],
+      ],
+    },
+    'tokens refill over time up to the burst': {
+      qps: 10,
+      burst: 2,
+      steps: [
+        [0, 0],
+        [0, 0],
+        [0, 100],
+        [10_000, 0],
+        [0, 0],
+        [0, 100],
+      ],
+    },
+  };
   for (const [name, tc] of Object.entries(bucketCases)) {
     it(`TokenBucketRateLimiter: ${name}`, () => {
       const clock = new FakeClock();
@@ -453,7 +479,10 @@ describe('controller loop over the queue', () => {
         const k = req.name;
         inFlight.set(k, (inFlight.get(k) ?? 0) + 1);
         maxPerKey = Math.max(maxPerKey, inFlight.get(k) ?? 0);
-        maxOverall = Math.max(maxOverall, [...inFlight.values()].reduce((a, b) => a + b, 0));
+        maxOverall = Math.max(
+          maxOverall,
+          [...inFlight.values()].reduce((a, b) => a + b, 0),
+        );
         lastStartedAt.set(k, ++tick);
         await new Promise((r) => setImmediate(r));
         await new Promise((r) => setImmediate(r));
@@ -484,9 +513,7 @@ describe('controller loop over the queue', () => {
     expect(maxPerKey, 'one key on two workers at once').to.equal(1);
     expect(maxOverall, 'the workers did run in parallel').to.be.greaterThan(1);
     for (const name of keys) {
-      expect(lastStartedAt.get(name) ?? 0, `${name} reconciled after its last add`).to.be.greaterThan(
-        lastAddedAt.get(name) ?? 0,
-      );
+      expect(lastStartedAt.get(name) ?? 0, `${name} reconciled after its last add`).to.be.greaterThan(lastAddedAt.get(name) ?? 0);
       expect(runs.get(name) ?? 0, `${name} merged adds`).to.be.lessThan(50);
     }
   });

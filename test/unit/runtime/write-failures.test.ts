@@ -38,13 +38,20 @@ describe('WriteFailureReporter', () => {
   const cases: Record<string, { err: unknown; want: { code: string; hint: RegExp; fields: Record<string, string> } }> = {
     'RBAC denial names the verb and resource to grant': {
       err: refused(403, 'Forbidden'),
-      want: { code: '403', hint: /forbidden: check the operator's RBAC \(it needs create on events\.events\.k8s\.io\)/, fields: { reason: 'Forbidden' } },
+      want: {
+        code: '403',
+        hint: /forbidden: check the operator's RBAC \(it needs create on events\.events\.k8s\.io\)/,
+        fields: { reason: 'Forbidden' },
+      },
     },
     'rejected credentials': { err: refused(401, 'Unauthorized'), want: { code: '401', hint: /credentials/, fields: { reason: 'Unauthorized' } } },
     'missing namespace or API': { err: refused(404, 'NotFound'), want: { code: '404', hint: /CRD not installed/, fields: { reason: 'NotFound' } } },
     'admission refusal': { err: refused(422, 'Invalid'), want: { code: '422', hint: /admission policy/, fields: { reason: 'Invalid' } } },
-    'throttling': { err: refused(429, 'TooManyRequests'), want: { code: '429', hint: /rate-limiting/, fields: { reason: 'TooManyRequests' } } },
-    'server error': { err: refused(503, 'ServiceUnavailable'), want: { code: '503', hint: /server error 503/, fields: { reason: 'ServiceUnavailable' } } },
+    throttling: { err: refused(429, 'TooManyRequests'), want: { code: '429', hint: /rate-limiting/, fields: { reason: 'TooManyRequests' } } },
+    'server error': {
+      err: refused(503, 'ServiceUnavailable'),
+      want: { code: '503', hint: /server error 503/, fields: { reason: 'ServiceUnavailable' } },
+    },
     'unreachable server': { err: connectionRefused(), want: { code: 'network', hint: /could not be reached/, fields: { errno: 'ECONNREFUSED' } } },
     'a thrown non-Error': { err: `oops ${SECRET}`, want: { code: 'network', hint: /could not be reached/, fields: {} } },
   };
@@ -99,8 +106,11 @@ describe('WriteFailureReporter', () => {
 describe('write failure helpers', () => {
   const kinds: Record<string, { args: [ResourceKind, string?]; want: string }> = {
     'core group': { args: [{ group: '', version: 'v1', kind: 'ConfigMap', plural: 'configmaps', namespaced: true }], want: 'configmaps' },
-    'named group': { args: [{ group: 'events.k8s.io', version: 'v1', kind: 'Event', plural: 'events', namespaced: true }], want: 'events.events.k8s.io' },
-    'subresource': {
+    'named group': {
+      args: [{ group: 'events.k8s.io', version: 'v1', kind: 'Event', plural: 'events', namespaced: true }],
+      want: 'events.events.k8s.io',
+    },
+    subresource: {
       args: [{ group: 'example.com', version: 'v1', kind: 'Widget', plural: 'widgets', namespaced: true }, 'status'],
       want: 'widgets.example.com/status',
     },
@@ -110,6 +120,10 @@ describe('write failure helpers', () => {
   }
 
   it('failureCode is the HTTP status of an API answer, else network', () => {
-    expect([failureCode(refused(403, 'Forbidden')), failureCode(connectionRefused()), failureCode(null)]).to.deep.equal(['403', 'network', 'network']);
+    expect([failureCode(refused(403, 'Forbidden')), failureCode(connectionRefused()), failureCode(null)]).to.deep.equal([
+      '403',
+      'network',
+      'network',
+    ]);
   });
 });

@@ -12,7 +12,12 @@ const owner: KubeObject = { apiVersion: 'example.com/v1', kind: 'Widget', metada
 describe('ownerReference / withOwner', () => {
   it('builds a controller reference that blocks owner deletion by default', () => {
     expect(ownerReference(owner)).to.deep.equal({
-      apiVersion: 'example.com/v1', kind: 'Widget', name: 'w', uid: 'u1', controller: true, blockOwnerDeletion: true,
+      apiVersion: 'example.com/v1',
+      kind: 'Widget',
+      name: 'w',
+      uid: 'u1',
+      controller: true,
+      blockOwnerDeletion: true,
     });
     expect(ownerReference(owner, { controller: false, blockOwnerDeletion: false })).to.include({ controller: false, blockOwnerDeletion: false });
   });
@@ -43,12 +48,19 @@ describe('applyObject', () => {
       },
     };
     const fromCache = {
-      apiVersion: 'v1', kind: 'ConfigMap',
+      apiVersion: 'v1',
+      kind: 'ConfigMap',
       metadata: { name: 'c', namespace: 'ns', resourceVersion: '9', uid: 'u', managedFields: [{ manager: 'x' }], labels: { a: 'b' } },
-      data: { k: 'v' }, status: { x: 1 },
+      data: { k: 'v' },
+      status: { x: 1 },
     };
     await applyObject(client, kind, fromCache, { fieldManager: 'mgr' });
-    expect(calls[0]?.obj).to.deep.equal({ apiVersion: 'v1', kind: 'ConfigMap', metadata: { name: 'c', namespace: 'ns', labels: { a: 'b' } }, data: { k: 'v' } });
+    expect(calls[0]?.obj).to.deep.equal({
+      apiVersion: 'v1',
+      kind: 'ConfigMap',
+      metadata: { name: 'c', namespace: 'ns', labels: { a: 'b' } },
+      data: { k: 'v' },
+    });
     expect(calls[0]?.opts).to.include({ fieldManager: 'mgr', force: true });
     expect(applyConfiguration(fromCache)).to.not.equal(fromCache);
     expect(fromCache.metadata.resourceVersion).to.equal('9');
@@ -77,7 +89,10 @@ describe('mergePatchDiff', () => {
 
 describe('patchStatus', () => {
   type Patched = { ns: string; name: string; patch: unknown; type: PatchType };
-  function fake(): { calls: Patched[]; client: { patchStatus: <T extends KubeObject>(k: ResourceKind, ns: string, name: string, patch: unknown, type: PatchType) => Promise<T> } } {
+  function fake(): {
+    calls: Patched[];
+    client: { patchStatus: <T extends KubeObject>(k: ResourceKind, ns: string, name: string, patch: unknown, type: PatchType) => Promise<T> };
+  } {
     const calls: Patched[] = [];
     return {
       calls,
@@ -116,16 +131,27 @@ describe('finalizers', () => {
   const cases: Record<string, { finalizers?: string[]; change: 'add' | 'remove'; want: JsonPatchOp[] | undefined }> = {
     'add to an object without finalizers': {
       change: 'add',
-      want: [{ op: 'replace', path: '/metadata/resourceVersion', value: '7' }, { op: 'add', path: '/metadata/finalizers', value: [F] }],
+      want: [
+        { op: 'replace', path: '/metadata/resourceVersion', value: '7' },
+        { op: 'add', path: '/metadata/finalizers', value: [F] },
+      ],
     },
     'add keeps other finalizers': {
-      finalizers: ['other'], change: 'add',
-      want: [{ op: 'replace', path: '/metadata/resourceVersion', value: '7' }, { op: 'add', path: '/metadata/finalizers', value: ['other', F] }],
+      finalizers: ['other'],
+      change: 'add',
+      want: [
+        { op: 'replace', path: '/metadata/resourceVersion', value: '7' },
+        { op: 'add', path: '/metadata/finalizers', value: ['other', F] },
+      ],
     },
     'add when present is a no-op': { finalizers: [F], change: 'add', want: undefined },
     'remove keeps other finalizers': {
-      finalizers: ['a', F, 'b'], change: 'remove',
-      want: [{ op: 'replace', path: '/metadata/resourceVersion', value: '7' }, { op: 'add', path: '/metadata/finalizers', value: ['a', 'b'] }],
+      finalizers: ['a', F, 'b'],
+      change: 'remove',
+      want: [
+        { op: 'replace', path: '/metadata/resourceVersion', value: '7' },
+        { op: 'add', path: '/metadata/finalizers', value: ['a', 'b'] },
+      ],
     },
     'remove when absent is a no-op': { finalizers: ['a'], change: 'remove', want: undefined },
   };
@@ -150,7 +176,9 @@ describe('finalizers', () => {
     };
     const obj: KubeObject = { metadata: { name: 'w', namespace: 'ns', resourceVersion: '7', finalizers: [F] } };
     expect(await addFinalizer(client, kind, obj, F)).to.equal(obj);
-    expect(await removeFinalizer(client, kind, { metadata: { name: 'w', resourceVersion: '1' } }, F)).to.deep.equal({ metadata: { name: 'w', resourceVersion: '1' } });
+    expect(await removeFinalizer(client, kind, { metadata: { name: 'w', resourceVersion: '1' } }, F)).to.deep.equal({
+      metadata: { name: 'w', resourceVersion: '1' },
+    });
     expect(calls).to.equal(0);
     expect(hasFinalizer(obj, F)).to.equal(true);
   });
