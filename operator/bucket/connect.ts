@@ -30,7 +30,6 @@ export class ConnectError extends Error {
     readonly reason:
       | typeof Reason.ProviderConfigNotFound
       | typeof Reason.ProviderConfigNotReady
-      | typeof Reason.ProviderConfigDeleting
       | typeof Reason.SecretNotFound
       | typeof Reason.InvalidProviderConfig,
     message: string,
@@ -83,20 +82,12 @@ export async function connect(deps: ConnectDeps, bucket: StorageBucket, signal?:
   if (!config) {
     throw new ConnectError(Reason.ProviderConfigNotFound, `BucketProviderConfig ${namespace}/${configName} not found`);
   }
-  if (!bucket.metadata.deletionTimestamp) {
-    // A config being deleted stays only until its last bucket is gone: whatever is made through
-    // it now would be left without a way to deprovision. A bucket being deleted still uses it.
-    if (config.metadata.deletionTimestamp) {
-      throw new ConnectError(
-        Reason.ProviderConfigDeleting,
-        `BucketProviderConfig ${namespace}/${configName} is being deleted: nothing new is created through it; delete this StorageBucket or point a new one at another config`,
-      );
-    }
-    // The config's in-use finalizer is what keeps it (and so the way to deprovision) alive while
-    // buckets exist; until its controller has added it, nothing is created through it.
-    if (!(config.metadata.finalizers ?? []).includes(CONFIG_IN_USE_FINALIZER)) {
-      throw new ConnectError(Reason.ProviderConfigNotReady, `BucketProviderConfig ${namespace}/${configName} is not yet marked in use`);
-    }
+  // The config's in-use finalizer is what keeps it (and so the way to deprovision) alive while
+  // buckets exist; until its controller has added it, nothing is created through it. A config
+  // being deleted connects: what may still be done through it is plan.ts's to decide.
+  const inUse = (config.metadata.finalizers ?? []).includes(CONFIG_IN_USE_FINALIZER);
+  if (!bucket.metadata.deletionTimestamp && !config.metadata.deletionTimestamp && !inUse) {
+    throw new ConnectError(Reason.ProviderConfigNotReady, `BucketProviderConfig ${namespace}/${configName} is not yet marked in use`);
   }
   // Checked for deletions too: the API key is never sent in clear or to a metadata service.
   const problem = endpointProblem(config.spec, { allowLinkLocal: deps.clients.allowLinkLocalEndpoints });

@@ -36,6 +36,9 @@ export type FailurePolicy =
 /** Retry interval while the provider rejects the credentials. */
 export const CREDENTIALS_RETRY_MS = 5 * 60_000;
 
+/** Provider codes of a create refused because its idempotency key can never create again. */
+const SPENT_KEY_CODES: ReadonlySet<string> = new Set(['BucketDeleted', 'IdempotencyKeyRevoked']);
+
 /** The shortest provider Retry-After honoured as such; shorter ones use the runner's backoff. */
 const MIN_RETRY_AFTER_MS = 1000;
 
@@ -46,7 +49,9 @@ const MIN_RETRY_AFTER_MS = 1000;
  */
 export function classifyFailure(err: unknown, bucket: StorageBucket, during?: string): FailurePolicy {
   if (isTerminalError(err) || isConflict(err) || !isProviderError(err)) return { type: 'rethrow' };
-  if (during === 'create' && err.status === 410) return { type: 'keySpent' };
+  // Only the contract's two refusals of a key mean it is spent; any other 410 is not a reason
+  // to mint keys in a loop, and falls through to terminal below.
+  if (during === 'create' && err.status === 410 && SPENT_KEY_CODES.has(err.code)) return { type: 'keySpent' };
   const message = err.message;
   const phase = bucket.status?.phase ?? 'Pending';
   const unchangedGeneration = bucket.status?.observedGeneration;

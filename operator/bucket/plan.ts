@@ -44,8 +44,17 @@ export interface ConnectFailure {
 export interface DecisionFacts {
   /** The latest drift scan found this bucket missing or different at the provider. */
   readonly driftReported: boolean;
-  /** Set once connect was tried: the endpoint reached, or why not. */
-  readonly connection?: { readonly endpoint: string } | { readonly failure: ConnectFailure };
+  /**
+   * Set once connect was tried: the endpoint reached (and whether its config is being
+   * deleted, so nothing new may start through it), or why not.
+   */
+  readonly connection?: { readonly endpoint: string; readonly configDeleting?: boolean } | { readonly failure: ConnectFailure };
+  /**
+   * Whether the StorageBucket `namespace/name` exists (from the cache; true when the operator
+   * cannot know, e.g. a namespace it does not watch). Owner tags naming an object that is gone
+   * (deleted with deletionPolicy Orphan) do not block an adoption. @default always true
+   */
+  readonly ownerExists?: (namespace: string, name: string) => boolean;
   /** Set once the provider was asked (or a call's answer told what it holds). */
   readonly observation?: Observation;
 }
@@ -54,14 +63,20 @@ export interface DecisionFacts {
 export type BlockedReason =
   typeof Reason.InvalidSpec | typeof Reason.AdoptTargetNotFound | typeof Reason.ProviderChanged | typeof Reason.BucketOwnedElsewhere;
 
+/** Steps that start managing something new at the provider. */
+const STARTS = new Set<Step['type']>(['prepare', 'create', 'rotateKey']);
+
 /** The next step; exactly one is executed per decision. */
 export type Step =
   /** Not ours to act on (being deleted without our finalizer). */
   | { readonly type: 'nothing' }
   /** The pause annotation is set: report it, change nothing. */
   | { readonly type: 'paused'; readonly message: string }
-  /** The object cannot make progress until a user changes it. */
-  | { readonly type: 'blocked'; readonly reason: BlockedReason; readonly message: string }
+  /**
+   * The object cannot make progress until a user changes it. `recheck`: something outside
+   * this object may also clear it, so it is looked at again every drift interval.
+   */
+  | { readonly type: 'blocked'; readonly reason: BlockedReason; readonly message: string; readonly recheck?: boolean }
   /** The config or its Secret is missing or unusable; their watches bring the bucket back. */
   | { readonly type: 'waitForConfig'; readonly reason: Reason; readonly message: string }
   /**
@@ -136,9 +151,28 @@ export function decide(bucket: StorageBucket, facts: DecisionFacts): Step | Need
   if (offline) return offline;
   if (!facts.connection) return { type: 'connect' };
   if ('failure' in facts.connection) return notConnected(bucket, facts.connection.failure);
-  const endpoint = facts.connection.endpoint;
-  if (facts.observation) return plan(bucket, facts.observation, endpoint);
-  return preplan(bucket, endpoint, facts.driftReported);
+  const { endpoint, configDeleting } = facts.connection;
+  const next = facts.observation
+    ? plan(bucket, facts.observation, endpoint, facts.ownerExists ?? (() => true))
+    : preplan(bucket, endpoint, facts.driftReported);
+  return configDeleting ? throughDeletingConfig(bucket, next) : next;
+}
+
+/**
+ * A config being deleted stays only until its last bucket is gone: nothing new may start
+ * through it (a create, a key rotation, an adoption), or it would be left without a way to
+ * deprovision. Buckets it already manages keep working (Ready stays, resizes and drift
+ * corrections go on) and are deleted through it.
+ */
+function throughDeletingConfig(bucket: StorageBucket, next: Step | Need): Step | Need {
+  const adopting = (next.type === 'update' || next.type === 'ready') && next.adopting;
+  if (!STARTS.has(next.type as Step['type']) && !adopting) return next;
+  const config = `${bucket.metadata.namespace ?? ''}/${bucket.spec.providerRef.name}`;
+  return {
+    type: 'waitForConfig',
+    reason: Reason.ProviderConfigDeleting,
+    message: `BucketProviderConfig ${config} is being deleted: nothing new is created through it; delete this StorageBucket or point it at another config`,
+  };
 }
 
 /** True when the operator only reads the provider bucket (managementPolicy Observe). */
@@ -235,19 +269,22 @@ function preplan(bucket: StorageBucket, endpoint: string, driftReported: boolean
  * (or a call's answer stood in for one), so the finalizer and key are in place for a Full
  * bucket that is not being deleted.
  */
-function plan(bucket: StorageBucket, obs: Observation, endpoint: string): Step {
+function plan(bucket: StorageBucket, obs: Observation, endpoint: string, ownerExists: (namespace: string, name: string) => boolean): Step {
   if (isObserveOnly(bucket)) return planObserve(bucket, obs);
   const recordedAt = bucket.status?.providerEndpoint;
+  const moved = Boolean(bucket.status?.id) && recordedAt !== undefined && recordedAt !== endpoint;
   // "Not found" at a different provider than the one holding our bucket proves nothing:
-  // recreating (or releasing the finalizer) there would duplicate or orphan the bucket.
-  if (!obs.exists && bucket.status?.id && recordedAt !== undefined && recordedAt !== endpoint) {
+  // recreating (or releasing the finalizer) there would duplicate or orphan the bucket. And a
+  // bucket of the same id there that is not tagged as ours is a stranger's (ids repeat across
+  // providers): never updated, taken over or deleted.
+  if (moved && bucket.status?.id && (!obs.exists || !ownedBy(bucket, obs.bucket))) {
     return {
       type: 'blocked',
       reason: Reason.ProviderChanged,
       message: `bucket ${bucket.status.id} was created at ${recordedAt}, but the BucketProviderConfig now points at ${endpoint}`,
     };
   }
-  const owner = obs.exists ? ownerElsewhere(bucket, obs.bucket) : undefined;
+  const owner = obs.exists ? ownerElsewhere(bucket, obs.bucket, ownerExists) : undefined;
 
   if (bucket.metadata.deletionTimestamp) {
     // Another object's bucket (a second adopter) is never deleted with this one.
@@ -286,7 +323,9 @@ function plan(bucket: StorageBucket, obs: Observation, endpoint: string): Step {
     return {
       type: 'blocked',
       reason: Reason.BucketOwnedElsewhere,
-      message: `provider bucket ${external.id} is managed by StorageBucket ${owner}; remove ${ADOPT_ANNOTATION} or delete the other object with deletionPolicy Orphan`,
+      message: `provider bucket ${external.id} is managed by StorageBucket ${owner}; remove ${ADOPT_ANNOTATION}, or delete ${owner} (deletionPolicy Orphan keeps the bucket) and this one adopts it`,
+      // Checked again every drift interval: the owner's deletion is not an event of this object.
+      recheck: true,
     };
   }
   const adopting = !status.id && adoptId !== undefined;
@@ -330,10 +369,14 @@ function ownedBy(bucket: StorageBucket, external: ProviderBucket): boolean {
  * `namespace/name` of another StorageBucket the provider bucket's tags name as its owner, or
  * undefined. Names rather than uids: a backup and restore keeps names and changes uids.
  */
-function ownerElsewhere(bucket: StorageBucket, external: ProviderBucket): string | undefined {
+function ownerElsewhere(
+  bucket: StorageBucket,
+  external: ProviderBucket,
+  ownerExists: (namespace: string, name: string) => boolean,
+): string | undefined {
   const ns = external.tags[NAMESPACE_TAG];
   const name = external.tags[NAME_TAG];
-  if (!ns || !name || ownedBy(bucket, external)) return undefined;
+  if (!ns || !name || ownedBy(bucket, external) || !ownerExists(ns, name)) return undefined;
   return `${ns}/${name}`;
 }
 

@@ -59,6 +59,8 @@ export interface BucketReconcilerDeps {
    * cover: the operator does not tag them. @default 60000
    */
   readonly driftIntervalMs?: number;
+  /** The namespace the caches are limited to, if any (see {@link BucketReconciler.ownerExists}). @default all */
+  readonly watchedNamespace?: string;
   /** The drift scan's latest findings; a named bucket is observed instead of trusted. @default none */
   readonly driftReports?: { reported(key: ObjectKey): boolean };
   /** @default () => new Date() */
@@ -107,7 +109,10 @@ export class BucketReconciler implements Reconciler {
   async reconcile(req: Request, ctx: ReconcileContext): Promise<Action> {
     let bucket = this.d.buckets.get(req);
     if (!bucket) return done();
-    let facts: DecisionFacts = { driftReported: this.d.driftReports?.reported(req) ?? false };
+    // The object as last written in this reconcile, so a failure is reported against the
+    // resourceVersion that is current, not the one the reconcile started from.
+    const seen = { bucket };
+    let facts: DecisionFacts = { driftReported: this.d.driftReports?.reported(req) ?? false, ownerExists: (ns, name) => this.ownerExists(ns, name) };
     let conn: Connection | undefined;
     let step: Step | undefined;
     try {
@@ -116,7 +121,7 @@ export class BucketReconciler implements Reconciler {
         if (next.type === 'connect') {
           try {
             conn = await this.d.connect(bucket, ctx.signal);
-            facts = { ...facts, connection: { endpoint: conn.endpoint } };
+            facts = { ...facts, connection: { endpoint: conn.endpoint, configDeleting: Boolean(conn.config.metadata.deletionTimestamp) } };
           } catch (err) {
             if (!(err instanceof ConnectError)) throw err;
             facts = { ...facts, connection: { failure: { reason: err.reason, message: err.message } } };
@@ -128,15 +133,25 @@ export class BucketReconciler implements Reconciler {
           continue;
         }
         step = next;
-        const result = await this.execute(bucket, conn, facts.observation, next, ctx);
+        const result = await this.execute(bucket, conn, facts.observation, next, seen, ctx);
         if (!('replan' in result)) return result;
         ({ bucket } = result);
+        seen.bucket = bucket;
         facts = { ...facts, observation: result.replan };
       }
       throw new Error(`no decision for bucket ${req.namespace}/${req.name} after ${MAX_DECISIONS} steps`);
     } catch (err) {
-      return this.failed(bucket, err, step, ctx);
+      return this.failed(seen.bucket, err, step, ctx);
     }
+  }
+
+  /**
+   * Whether a StorageBucket that owner tags name exists. Outside the watched namespace the
+   * operator cannot know, so it assumes it does: another instance may manage it.
+   */
+  private ownerExists(namespace: string, name: string): boolean {
+    if (this.d.watchedNamespace !== undefined && namespace !== this.d.watchedNamespace) return true;
+    return this.d.buckets.get({ namespace, name }) !== undefined;
   }
 
   /** Asks the provider about the bucket this object refers to; changes nothing but a fence. */
@@ -167,6 +182,7 @@ export class BucketReconciler implements Reconciler {
     conn: Connection | undefined,
     obs: Observation | undefined,
     step: Step,
+    seen: { bucket: StorageBucket },
     ctx: ReconcileContext,
   ): Promise<Action | Replan> {
     const external = obs?.exists ? obs.bucket : undefined;
@@ -182,6 +198,7 @@ export class BucketReconciler implements Reconciler {
 
       case 'blocked':
         if ((await report()) !== bucket) this.d.events.event(bucket, 'Warning', step.reason, 'Reconcile', step.message);
+        if (step.recheck) return requeueAfter(this.jitter(this.driftMs));
         throw new TerminalError(step.message);
 
       case 'waitForConfig':
@@ -198,6 +215,7 @@ export class BucketReconciler implements Reconciler {
           ...(step.addFinalizer ? { finalizers: [...(bucket.metadata.finalizers ?? []), BUCKET_FINALIZER] } : {}),
           ...(key ? { annotations: { [IDEMPOTENCY_KEY_ANNOTATION]: key } } : {}),
         });
+        seen.bucket = prepared;
         log.debug('added finalizer and idempotency key');
         return step.createNow && key ? this.create(prepared, mustConnect(conn), key, step, ctx) : done();
       }
@@ -206,6 +224,7 @@ export class BucketReconciler implements Reconciler {
         const key = this.newKey();
         // Persisted (with a resourceVersion precondition) BEFORE the create that uses it.
         const rotated = await this.d.writer.patchMetadata(STORAGE_BUCKET, bucket, { annotations: { [IDEMPOTENCY_KEY_ANNOTATION]: key } });
+        seen.bucket = rotated;
         const [reason, note] = ROTATION_NOTES[step.reason];
         this.d.events.event(bucket, 'Warning', reason, 'Observe', note.replace('{id}', bucket.status?.id ?? ''));
         log.info({ msg: 'idempotency key replaced', why: step.reason });

@@ -135,6 +135,7 @@ export function setupBucketControllers(mgr: Manager, opts: BucketControllersOpti
         writer: opts.writer,
         events: opts.events,
         writeFailures: opts.writeFailures ?? mgr.writeFailures,
+        watchedNamespace: mgr.namespace,
         pollIntervalMs: opts.pollIntervalMs,
         driftIntervalMs: opts.driftIntervalMs,
         driftReports: drift.reports,

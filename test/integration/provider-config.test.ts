@@ -170,9 +170,37 @@ describe('BucketProviderConfig safety (operator under its ServiceAccount, real p
     expect(condition(b, 'Ready')?.message).to.match(/BucketProviderConfig .*\/provider is being deleted/);
     // Terminal: kstatus Stalled, Argo CD Degraded, Flux failed.
     expect(condition(b, 'Stalled')?.status).to.equal('True');
-    // Longer than a few reconciles: still nothing created.
-    await new Promise((r) => setTimeout(r, 3000));
+    // A barrier instead of a sleep: a reconcile asked for after the refusal has been handled
+    // (its request is echoed in status), and still nothing was created.
+    await kubectlOk(cp, [
+      'annotate',
+      'sbucket',
+      'newcomer',
+      '-n',
+      t.ns,
+      'storage.avalonhosting.example/reconcile-requested-at=after-refusal',
+      '--overwrite',
+    ]);
+    await waitForObject<BucketJson & { status?: { lastHandledReconcileAt?: string } }>(
+      cp,
+      'sbucket',
+      'newcomer',
+      t.ns,
+      (x) => x.status?.lastHandledReconcileAt === 'after-refusal',
+      'the newcomer reconciled again',
+    );
     expect(await creates(t.provider), 'creates at the provider').to.equal(before);
+    // The bucket the config already manages keeps working: still Ready, and it can be resized.
+    await kubectlOk(cp, ['patch', 'sbucket', 'holder', '-n', t.ns, '--type=merge', '-p', '{"spec":{"sizeGB":20}}']);
+    await waitForObject<BucketJson>(
+      cp,
+      'sbucket',
+      'holder',
+      t.ns,
+      (x) => x.status?.sizeGB === 20 && condition(x, 'Ready')?.status === 'True' && x.status.observedGeneration === x.metadata.generation,
+      'the holder resized and Ready through the deleting config',
+    );
+    expect(condition((await getJson<BucketJson>(cp, 'sbucket', 'holder', t.ns))!, 'Stalled'), 'the holder is not Stalled').to.equal(undefined);
     expect((await t.provider.buckets(t.ns)).filter((x) => x.tags['kubernetes-name'] === 'newcomer')).to.deep.equal([]);
 
     // Nothing was made for the newcomer, so it goes at once; the holder deprovisions through

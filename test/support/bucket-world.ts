@@ -261,6 +261,8 @@ export class BucketWorld {
   readonly writeFailures = new FakeWriteFailures();
   /** When set, connect fails with this reason. */
   connectFailure?: ConnectError;
+  /** When true, the config the connection comes from is being deleted. */
+  configDeleting = false;
   /** When set, the reconciler reads this bucket instead of the stored one (a lagging cache). */
   staleBucket?: StorageBucket;
   private keys = 0;
@@ -278,8 +280,9 @@ export class BucketWorld {
   /** Runs one reconcile of `name`; resolves its Action or rejects with what the runner gets. */
   async reconcile(name = 'b1', overrides: Partial<BucketReconcilerDeps> = {}): Promise<Action> {
     const buckets = new IndexedCache<StorageBucket>();
-    const current = this.staleBucket ?? this.bucket(name);
-    if (current) buckets.upsert(current);
+    // The cache holds every stored bucket; the one reconciled may be a stale copy.
+    for (const b of this.store.all<StorageBucket>('StorageBucket')) buckets.upsert(b);
+    if (this.staleBucket) buckets.upsert(this.staleBucket);
     const connection: Connection = {
       client: this.provider,
       endpoint: FAKE_ENDPOINT,
@@ -295,7 +298,11 @@ export class BucketWorld {
       buckets,
       connect: async () => {
         if (this.connectFailure) throw this.connectFailure;
-        return connection;
+        if (!this.configDeleting) return connection;
+        return {
+          ...connection,
+          config: { ...connection.config, metadata: { ...connection.config.metadata, deletionTimestamp: new Date('2026-06-01T00:00:00Z') } },
+        };
       },
       ownedSecrets: cacheOf(this.store.all('Secret')),
       services: cacheOf(this.store.all('Service')),

@@ -292,8 +292,55 @@ const cases: Record<string, Case> = {
       type: 'blocked',
       reason: 'BucketOwnedElsewhere',
       message:
-        'provider bucket bucket-000001 is managed by StorageBucket ns2/first; remove storage.avalonhosting.example/adopt-id or delete the other object with deletionPolicy Orphan',
+        'provider bucket bucket-000001 is managed by StorageBucket ns2/first; remove storage.avalonhosting.example/adopt-id, or delete ns2/first (deletionPolicy Orphan keeps the bucket) and this one adopts it',
+      recheck: true,
     },
+  },
+  'adopt target tagged for a StorageBucket that no longer exists (orphaned): adopt it, re-tagging': {
+    args: {
+      bucket: bucket().prepared().adopting('bucket-000001').build(),
+      facts: { ...observed({ exists: true, bucket: providerBucket({ tags: otherOwnerTags }) }), ownerExists: () => false },
+    },
+    want: { type: 'update', id: 'bucket-000001', patch: { tags: { ...DEFAULT_TAGS } }, requested: true, grows: false, adopting: true },
+  },
+  'config moved, a bucket of the same id there is not ours: ProviderChanged, never taken over': {
+    args: {
+      bucket: ready().withStatus({ providerEndpoint: 'http://old' }).build(),
+      facts: observed({ exists: true, bucket: providerBucket({ tags: { team: 'x' } }) }),
+    },
+    want: {
+      type: 'blocked',
+      reason: 'ProviderChanged',
+      message: `bucket bucket-000001 was created at http://old, but the BucketProviderConfig now points at ${ENDPOINT}`,
+    },
+  },
+  'config moved, the bucket there is tagged as ours: carry on': {
+    args: { bucket: ready().withStatus({ providerEndpoint: 'http://old' }).build(), facts: observed(active) },
+    want: { type: 'ready', announce: false, adopting: false },
+  },
+  'config being deleted, new object: nothing starts through it': {
+    args: { bucket: bucket().build(), facts: { driftReported: false, connection: { endpoint: ENDPOINT, configDeleting: true } } },
+    want: {
+      type: 'waitForConfig',
+      reason: 'ProviderConfigDeleting',
+      message:
+        'BucketProviderConfig ns1/default is being deleted: nothing new is created through it; delete this StorageBucket or point it at another config',
+    },
+  },
+  'config being deleted, Ready bucket: still trusted, still Ready': {
+    args: { bucket: ready().build(), facts: { driftReported: false, connection: { endpoint: ENDPOINT, configDeleting: true } } },
+    want: { type: 'upToDate' },
+  },
+  'config being deleted, resize of a managed bucket: goes on': {
+    args: {
+      bucket: ready().withSpec({ sizeGB: 20 }).withGeneration(2).build(),
+      facts: { ...observed(active), connection: { endpoint: ENDPOINT, configDeleting: true } },
+    },
+    want: { type: 'update', id: 'bucket-000001', patch: { sizeGB: 20 }, requested: true, grows: true, adopting: false },
+  },
+  'config being deleted, deleting a managed bucket: DELETE through it': {
+    args: { bucket: ready().deleting().build(), facts: { driftReported: false, connection: { endpoint: ENDPOINT, configDeleting: true } } },
+    want: { type: 'delete', id: 'bucket-000001', ifGone: 'release' },
   },
   "deleting a second adopter: release, never delete the owner's bucket": {
     args: {

@@ -169,6 +169,78 @@ describe('BucketReconciler (orchestrator, with plain fakes)', () => {
     });
   });
 
+  describe('found in review', () => {
+    it('a new bucket whose first create is rejected (422) is reported and terminal on that same pass', async () => {
+      world.apply(bucket().build());
+      world.provider.failNext.set('createBucket', new ProviderError('region not offered', { status: 422, code: 'ValidationFailed' }));
+      expect(isTerminalError(await outcome(world.reconcile()))).to.equal(true);
+      expect(condition(world.bucket(), 'Synced')).to.include({ status: 'False', reason: 'InvalidSpec' });
+    });
+
+    it('a new bucket whose first create gets 401 has CredentialsRejected and the slow retry on that same pass', async () => {
+      world.apply(bucket().build());
+      world.provider.failNext.set('createBucket', new ProviderError('invalid API key', { status: 401, code: 'Unauthorized' }));
+      expect(await outcome(world.reconcile())).to.deep.include({ type: 'requeueAfter', afterMs: 300_000 });
+      expect(world.events.recorded).to.include('Warning CredentialsRejected: invalid API key');
+    });
+
+    it('a bucket orphaned by a deleted StorageBucket can be adopted under another name', async () => {
+      world.apply(bucket('a').withSpec({ deletionPolicy: 'Orphan' }).build());
+      await world.settle('a');
+      const id = world.bucket('a')?.status?.id ?? '';
+      world.delete('a');
+      await world.reconcile('a');
+      expect(world.bucket('a')).to.equal(undefined);
+      world.apply(bucket('b').adopting(id).build());
+      await world.settle('b');
+      expect(condition(world.bucket('b'), 'Ready')?.status).to.equal('True');
+      expect(world.provider.buckets.get(id)?.tags['kubernetes-name']).to.equal('b');
+    });
+
+    it('a second adopter blocked by a live owner is looked at again every drift interval (the owner may go)', async () => {
+      world.provider.seed({ id: 'bucket-7' });
+      world.apply(bucket('first').adopting('bucket-7').build());
+      await world.settle('first');
+      world.apply(bucket('second').adopting('bucket-7').build());
+      await world.reconcile('second');
+      expect(await world.reconcile('second')).to.deep.include({ type: 'requeueAfter', afterMs: 60_000 });
+      expect(condition(world.bucket('second'), 'Ready')?.reason).to.equal('BucketOwnedElsewhere');
+    });
+
+    it("after the config moved, a stranger's bucket with the same id is neither deleted nor taken over", async () => {
+      world.apply(bucket().prepared('k1').withStatus(readyStatus('http://old-provider.example')).build());
+      world.provider.seed({ id: 'bucket-000001', tags: { team: 'someone-else' } });
+      expect(isTerminalError(await outcome(world.reconcile()))).to.equal(true);
+      expect(condition(world.bucket(), 'Ready')?.reason).to.equal('ProviderChanged');
+      expect(world.provider.buckets.get('bucket-000001')?.tags).to.deep.equal({ team: 'someone-else' });
+      world.delete();
+      await outcome(world.reconcile());
+      expect(world.provider.buckets.has('bucket-000001'), "the stranger's bucket").to.equal(true);
+      expect(world.hasFinalizer()).to.equal(true);
+    });
+
+    it('a Ready bucket stays Ready while its config is being deleted; a new one is not created through it', async () => {
+      world.apply(bucket().build());
+      await world.settle();
+      world.configDeleting = true;
+      expect(await world.reconcile()).to.deep.equal({ type: 'done' });
+      expect(condition(world.bucket(), 'Ready')).to.include({ status: 'True', reason: 'Available' });
+
+      world.apply(bucket('newcomer').build());
+      expect(await world.reconcile('newcomer')).to.deep.equal({ type: 'done' });
+      expect(condition(world.bucket('newcomer'), 'Ready')).to.include({ status: 'False', reason: 'ProviderConfigDeleting' });
+      expect(world.hasFinalizer('newcomer')).to.equal(false);
+      expect(world.provider.buckets.size).to.equal(1);
+    });
+
+    it('a 410 with another code is not a spent key: no key rotation loop', async () => {
+      world.apply(bucket().prepared('k1').build());
+      world.provider.failNext.set('createBucket', new ProviderError('gone for another reason', { status: 410, code: 'Gone' }));
+      expect(isTerminalError(await outcome(world.reconcile()))).to.equal(true);
+      expect(world.bucket()?.metadata.annotations?.[IDEMPOTENCY_KEY_ANNOTATION]).to.equal('k1');
+    });
+  });
+
   describe('without a connection', () => {
     it('waits for its config with the reason, and a Warning once', async () => {
       world.apply(bucket().prepared('k1').build());
@@ -274,7 +346,8 @@ describe('BucketReconciler (orchestrator, with plain fakes)', () => {
       await world.settle('first');
       world.apply(bucket('second').adopting('bucket-7').build());
       const got = await world.settle('second');
-      expect(isTerminalError(got)).to.equal(true);
+      // Blocked while the owner lives, and looked at again every drift interval.
+      expect(got).to.deep.include({ type: 'requeueAfter', afterMs: 60_000 });
       const second = world.bucket('second');
       expect(condition(second, 'Ready')).to.include({ status: 'False', reason: 'BucketOwnedElsewhere' });
       expect(condition(second, 'Stalled')).to.include({ status: 'True' });
