@@ -84,7 +84,6 @@ const MAX_DECISIONS = 6;
 /** An executed step's answer that stands in for an observation: decide again with it. */
 interface Replan {
   readonly replan: Observation;
-  readonly bucket: StorageBucket;
 }
 
 /** Reconciles StorageBuckets against the provider. */
@@ -107,16 +106,18 @@ export class BucketReconciler implements Reconciler {
   }
 
   async reconcile(req: Request, ctx: ReconcileContext): Promise<Action> {
-    let bucket = this.d.buckets.get(req);
-    if (!bucket) return done();
-    // The object as last written in this reconcile, so a failure is reported against the
-    // resourceVersion that is current, not the one the reconcile started from.
-    const seen = { bucket };
+    const cached = this.d.buckets.get(req);
+    if (!cached) return done();
+    // The object as last written in this reconcile: decisions after a step's write, and a
+    // failure's report, go against the resourceVersion that is current, not the one the
+    // reconcile started from.
+    const seen = { bucket: cached };
     let facts: DecisionFacts = { driftReported: this.d.driftReports?.reported(req) ?? false, ownerExists: (ns, name) => this.ownerExists(ns, name) };
     let conn: Connection | undefined;
     let step: Step | undefined;
     try {
       for (let i = 0; i < MAX_DECISIONS; i++) {
+        const bucket = seen.bucket;
         const next = decide(bucket, facts);
         if (next.type === 'connect') {
           try {
@@ -135,8 +136,6 @@ export class BucketReconciler implements Reconciler {
         step = next;
         const result = await this.execute(bucket, conn, facts.observation, next, seen, ctx);
         if (!('replan' in result)) return result;
-        ({ bucket } = result);
-        seen.bucket = bucket;
         facts = { ...facts, observation: result.replan };
       }
       throw new Error(`no decision for bucket ${req.namespace}/${req.name} after ${MAX_DECISIONS} steps`);
@@ -258,7 +257,7 @@ export class BucketReconciler implements Reconciler {
         const existed = await c.client.deleteBucket(step.id, ctx.signal);
         log.info({ msg: existed ? 'deleted provider bucket' : 'provider bucket already gone' });
         // Gone by id, but the current key may have made another bucket: decide from the key.
-        if (!existed && step.ifGone === 'lookUpKey') return { replan: await this.observeKey(c, bucket, true, ctx.signal), bucket };
+        if (!existed && step.ifGone === 'lookUpKey') return { replan: await this.observeKey(c, bucket, true, ctx.signal) };
         await this.d.writer.removeFinalizer(STORAGE_BUCKET, bucket, BUCKET_FINALIZER);
         return done();
       }
@@ -329,7 +328,7 @@ export class BucketReconciler implements Reconciler {
         ctx.signal,
       );
     } catch (err) {
-      if (classifyFailure(err, bucket, 'create').type === 'keySpent') return { replan: { exists: false, keySpent: true }, bucket };
+      if (classifyFailure(err, bucket, 'create').type === 'keySpent') return { replan: { exists: false, keySpent: true } };
       throw err;
     }
     this.d.events.event(bucket, 'Normal', EventReason.CreatedBucket, 'Create', `created provider bucket ${created.id}`);
