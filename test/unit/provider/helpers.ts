@@ -6,6 +6,9 @@ import { request as httpRequest, type IncomingHttpHeaders } from 'node:http';
 import { Writable } from 'node:stream';
 import { pino, type Logger } from 'pino';
 import { startProvider, type ProviderHandle, type ProviderOptions } from '../../../provider';
+import { HttpError } from '../../../provider/http';
+import { BucketStore } from '../../../provider/store';
+import type { CreateBucketRequest } from '../../../provider/types';
 
 /** Key accepted by {@link start}'s providers. */
 export const API_KEY = 'test-api-key-0123456789';
@@ -98,4 +101,42 @@ export function captureLogger(): { logger: Logger; lines: () => string[] } {
         .split('\n')
         .filter((l) => l !== ''),
   };
+}
+
+/** The fake clock's start for store tests. */
+export const STORE_T0 = Date.parse('2030-01-01T00:00:00Z');
+
+/** A store on a fake clock (`clock.t`, starting at {@link STORE_T0}) that counts its changes. */
+export function storeFixture(opts: { resizeDelayMs: number }): { store: BucketStore; clock: { t: number }; changes: () => number } {
+  const clock = { t: STORE_T0 };
+  let changes = 0;
+  const store = new BucketStore({
+    activationDelayMs: 1000,
+    resizeDelayMs: opts.resizeDelayMs,
+    now: () => clock.t,
+    onChange: () => {
+      changes += 1;
+    },
+  });
+  return { store, clock, changes: () => changes };
+}
+
+/** A valid create request, with `over` replacing fields. */
+export const createRequest = (over: Partial<CreateBucketRequest> = {}): CreateBucketRequest => ({
+  region: 'us-east-1',
+  sizeGB: 10,
+  encrypted: false,
+  tags: {},
+  ...over,
+});
+
+/** The HttpError `fn` throws; fails when it throws nothing or something else. */
+export function httpError(fn: () => unknown): HttpError {
+  try {
+    fn();
+  } catch (err) {
+    if (err instanceof HttpError) return err;
+    throw err;
+  }
+  throw new Error('expected an HttpError');
 }

@@ -9,39 +9,14 @@ import { request as httpRequest } from 'node:http';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { FaultController, LATE_COMMIT_DELAY_MS_MAX, parseFaultSettings } from '../../../provider/faults';
-import { HttpError } from '../../../provider/http';
 import type { Bucket, BucketList, LateCommitReport, ProviderHandle, RevokeResult } from '../../../provider/index';
 import { BucketStore } from '../../../provider/store';
-import type { CreateBucketRequest } from '../../../provider/types';
-import { ADMIN_TOKEN, API_KEY, call, create, createBody, start } from './helpers';
+import { ADMIN_TOKEN, API_KEY, call, create, createBody, createRequest, httpError, start, STORE_T0, storeFixture } from './helpers';
 import { eventually, IN_PROCESS } from '../../support/eventually';
 
-const T0 = Date.parse('2030-01-01T00:00:00Z');
-
-function fixture(): { store: BucketStore; clock: { t: number }; changes: () => number } {
-  const clock = { t: T0 };
-  let changes = 0;
-  const store = new BucketStore({ activationDelayMs: 1000, resizeDelayMs: 1000, now: () => clock.t, onChange: () => (changes += 1) });
-  return { store, clock, changes: () => changes };
-}
-
-const req = (over: Partial<CreateBucketRequest> = {}): CreateBucketRequest => ({
-  region: 'us-east-1',
-  sizeGB: 10,
-  encrypted: false,
-  tags: {},
-  ...over,
-});
-
-function httpError(fn: () => unknown): HttpError {
-  try {
-    fn();
-  } catch (err) {
-    if (err instanceof HttpError) return err;
-    throw err;
-  }
-  throw new Error('expected an HttpError');
-}
+const T0 = STORE_T0;
+const fixture = () => storeFixture({ resizeDelayMs: 1000 });
+const req = createRequest;
 
 /** Ids of the live buckets a lookup by key finds. */
 function lookUp(store: BucketStore, key: string): string[] {

@@ -1,39 +1,9 @@
 import { expect } from 'chai';
-import { HttpError } from '../../../provider/http';
 import { BucketStore } from '../../../provider/store';
-import type { CreateBucketRequest } from '../../../provider/types';
+import { createRequest, httpError, storeFixture } from './helpers';
 
-function fixture(): { store: BucketStore; clock: { t: number }; changes: () => number } {
-  const clock = { t: Date.parse('2030-01-01T00:00:00Z') };
-  let changes = 0;
-  const store = new BucketStore({
-    activationDelayMs: 1000,
-    resizeDelayMs: 500,
-    now: () => clock.t,
-    onChange: () => {
-      changes += 1;
-    },
-  });
-  return { store, clock, changes: () => changes };
-}
-
-const req = (over: Partial<CreateBucketRequest> = {}): CreateBucketRequest => ({
-  region: 'us-east-1',
-  sizeGB: 10,
-  encrypted: false,
-  tags: {},
-  ...over,
-});
-
-function httpError(fn: () => unknown): HttpError {
-  try {
-    fn();
-  } catch (err) {
-    if (err instanceof HttpError) return err;
-    throw err;
-  }
-  throw new Error('expected an HttpError');
-}
+const fixture = () => storeFixture({ resizeDelayMs: 500 });
+const req = createRequest;
 
 describe('provider/store', () => {
   it('creates a Provisioning bucket with a host-name endpoint, Active once the delay passed', () => {
