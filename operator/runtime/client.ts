@@ -247,24 +247,20 @@ export class KubeClient implements ListerWatcher {
 
   /** Creates an object in `namespace` (ignored for cluster-scoped kinds). */
   async create<T extends KubeObject>(kind: ResourceKind, obj: T, opts: WriteOptions = {}): Promise<T> {
-    const path = withQuery(resourcePath(kind, obj.metadata?.namespace), writeQuery(opts));
-    return this.json<T>({
-      verb: 'POST',
-      method: 'POST',
-      path,
-      body: JSON.stringify(withTypeMeta(kind, obj)),
-      contentType: 'application/json',
-      ...this.call(opts),
-    });
+    return this.writeWhole<T>('POST', resourcePath(kind, obj.metadata?.namespace), kind, obj, opts);
   }
 
   /** Replaces an object (PUT); its `metadata.resourceVersion` makes the write conditional. */
   async update<T extends KubeObject>(kind: ResourceKind, obj: T, opts: WriteOptions = {}): Promise<T> {
-    const path = withQuery(resourcePath(kind, obj.metadata?.namespace, nameOf(obj)), writeQuery(opts));
+    return this.writeWhole<T>('PUT', resourcePath(kind, obj.metadata?.namespace, nameOf(obj)), kind, obj, opts);
+  }
+
+  /** Sends the whole object (with its type meta) as JSON to `path`. */
+  private async writeWhole<T extends KubeObject>(verb: 'POST' | 'PUT', path: string, kind: ResourceKind, obj: T, opts: WriteOptions): Promise<T> {
     return this.json<T>({
-      verb: 'PUT',
-      method: 'PUT',
-      path,
+      verb,
+      method: verb,
+      path: withQuery(path, writeQuery(opts)),
       body: JSON.stringify(withTypeMeta(kind, obj)),
       contentType: 'application/json',
       ...this.call(opts),
