@@ -17,6 +17,7 @@ import {
   reconciledAfterNow,
   waitForGone,
   waitForObject,
+  waitForReason,
   type BucketJson,
 } from '../support/kube';
 import { countRequests, startProviderProcess, type ProviderProcess } from '../support/provider-process';
@@ -177,14 +178,7 @@ describe('StorageBucket lifecycle (operator under its ServiceAccount, real provi
     const t = await stack.tenant();
     const { cp } = stack;
     await apply(cp, bucketManifest(t.ns, 'waiting', { providerRef: { name: 'later' } }));
-    const b = await waitForObject<BucketJson>(
-      cp,
-      'sbucket',
-      'waiting',
-      t.ns,
-      (x) => condition(x, 'Ready')?.reason === 'ProviderConfigNotFound',
-      'ProviderConfigNotFound',
-    );
+    const b = await waitForReason<BucketJson>(cp, 'sbucket', 'waiting', t.ns, 'Ready', 'ProviderConfigNotFound');
     expect(condition(b, 'Synced')?.status).to.equal('False');
     await apply(cp, { apiVersion: 'v1', kind: 'List', items: providerManifests(t.ns, t.provider.url, t.provider.apiKey, 'later') });
     await ready(t, 'waiting');
@@ -196,14 +190,7 @@ describe('StorageBucket lifecycle (operator under its ServiceAccount, real provi
     await readyBucket(t, 'waiting');
     await apply(cp, { apiVersion: 'v1', kind: 'Secret', metadata: { name: 'provider-key', namespace: t.ns }, stringData: { apiKey: 'wrong-key' } });
     await kubectlOk(cp, ['patch', 'sbucket', 'waiting', '-n', t.ns, '--type=merge', '-p', '{"spec":{"sizeGB":11}}']);
-    await waitForObject<BucketJson>(
-      cp,
-      'sbucket',
-      'waiting',
-      t.ns,
-      (x) => condition(x, 'Ready')?.reason === 'CredentialsRejected',
-      'CredentialsRejected',
-    );
+    await waitForReason<BucketJson>(cp, 'sbucket', 'waiting', t.ns, 'Ready', 'CredentialsRejected');
     await apply(cp, {
       apiVersion: 'v1',
       kind: 'Secret',
@@ -221,14 +208,7 @@ describe('StorageBucket lifecycle (operator under its ServiceAccount, real provi
       kubectlOk(cp, ['patch', 'bucketproviderconfig', 'provider', '-n', t.ns, '--type=merge', '-p', JSON.stringify({ spec: { endpoint } })]);
     // Port 9 (discard) refuses connections on loopback: the provider is unreachable.
     await patchEndpoint('http://127.0.0.1:9');
-    await waitForObject<BucketJson>(
-      cp,
-      'sbucket',
-      'alpha',
-      t.ns,
-      (x) => condition(x, 'Synced')?.reason === 'ProviderUnavailable',
-      'ProviderUnavailable after the endpoint change',
-    );
+    await waitForReason<BucketJson>(cp, 'sbucket', 'alpha', t.ns, 'Synced', 'ProviderUnavailable');
     await patchEndpoint(t.provider.url);
     await waitForObject<BucketJson>(
       cp,
@@ -275,14 +255,7 @@ describe('StorageBucket lifecycle (operator under its ServiceAccount, real provi
     // The drift scan lists an account only while it has a Ready bucket: the sentinel's.
     await Promise.all([readyBucket(t, 'alpha', { sizeGB: 25 }), readyBucket(t, 'sentinel')]);
     await kubectlOk(cp, ['annotate', 'sbucket', 'alpha', '-n', t.ns, `${PAUSED}=true`]);
-    await waitForObject<BucketJson>(
-      cp,
-      'sbucket',
-      'alpha',
-      t.ns,
-      (x) => condition(x, 'Synced')?.reason === 'ReconcilePaused',
-      'Synced=ReconcilePaused',
-    );
+    await waitForReason<BucketJson>(cp, 'sbucket', 'alpha', t.ns, 'Synced', 'ReconcilePaused');
     const before = await t.provider.stats();
     await kubectlOk(cp, ['patch', 'sbucket', 'alpha', '-n', t.ns, '--type=merge', '-p', '{"spec":{"sizeGB":30}}']);
     // Barriers: a reconcile has read the resized spec, and two drift scans of the account
@@ -314,7 +287,7 @@ describe('StorageBucket lifecycle (operator under its ServiceAccount, real provi
     const t = await stack.tenant({ ownProvider: {} });
     const { cp } = stack;
     await apply(cp, bucketManifest(t.ns, 'nowhere', { region: 'mars-north-1' }));
-    const b = await waitForObject<BucketJson>(cp, 'sbucket', 'nowhere', t.ns, (x) => condition(x, 'Ready')?.reason === 'InvalidSpec', 'InvalidSpec');
+    const b = await waitForReason<BucketJson>(cp, 'sbucket', 'nowhere', t.ns, 'Ready', 'InvalidSpec');
     expect(condition(b, 'Ready')?.message).to.match(/region/);
     // The status is written after the 422, so the count is final unless something retries.
     const rejected = /^POST \/buckets 422$/;
@@ -331,14 +304,7 @@ describe('StorageBucket lifecycle (operator under its ServiceAccount, real provi
     const t = await stack.tenant({ ownProvider: { faults: { outage: true } } });
     const { cp } = stack;
     await apply(cp, bucketManifest(t.ns, 'outage'));
-    await waitForObject<BucketJson>(
-      cp,
-      'sbucket',
-      'outage',
-      t.ns,
-      (x) => condition(x, 'Synced')?.reason === 'ProviderUnavailable',
-      'ProviderUnavailable',
-    );
+    await waitForReason<BucketJson>(cp, 'sbucket', 'outage', t.ns, 'Synced', 'ProviderUnavailable');
     const seen = await attemptsSeen(t.provider, /^GET \/buckets 503$/, 0);
     expect(seen, 'attempts when the 8th was seen').to.be.at.most(ATTEMPTS + SLACK);
     await t.provider.setFaults({});
@@ -367,14 +333,7 @@ describe('StorageBucket lifecycle (operator under its ServiceAccount, real provi
     await kubectlOk(cp, ['delete', 'sbucket', 'stubborn', '-n', t.ns, '--wait=false']);
     const seen = await attemptsSeen(t.provider, failedDeletes, from);
     expect(seen, 'attempts when the 8th was seen').to.be.at.most(ATTEMPTS + SLACK);
-    const stuck = await waitForObject<BucketJson>(
-      cp,
-      'sbucket',
-      'stubborn',
-      t.ns,
-      (x) => condition(x, 'Synced')?.reason === 'ProviderUnavailable',
-      'ProviderUnavailable while deleting',
-    );
+    const stuck = await waitForReason<BucketJson>(cp, 'sbucket', 'stubborn', t.ns, 'Synced', 'ProviderUnavailable');
     expect(stuck.metadata.finalizers).to.include(FINALIZER);
     await t.provider.setFaults({});
     await waitForGone(cp, 'sbucket', 'stubborn', t.ns, 90_000);
@@ -408,7 +367,7 @@ describe('StorageBucket lifecycle (operator under its ServiceAccount, real provi
         ]);
       };
       await pointAt(other);
-      await waitForObject<BucketJson>(cp, 'sbucket', 'moved', t.ns, (x) => condition(x, 'Ready')?.reason === 'ProviderChanged', 'ProviderChanged');
+      await waitForReason<BucketJson>(cp, 'sbucket', 'moved', t.ns, 'Ready', 'ProviderChanged');
       expect(await other.buckets()).to.deep.equal([]);
       expect((await t.provider.buckets(t.ns)).map((x) => x.id)).to.include(b.status?.id);
       // Deleting must not release the finalizer either: the bucket still exists at the old
@@ -484,14 +443,7 @@ describe('StorageBucket lifecycle (operator under its ServiceAccount, real provi
     // Through a rejection and a rotation, where a careless message would quote a key.
     await apply(cp, { apiVersion: 'v1', kind: 'List', items: providerManifests(t.ns, t.provider.url, wrongKey, 'rotated') });
     await apply(cp, bucketManifest(t.ns, 'quiet', { providerRef: { name: 'rotated' } }));
-    await waitForObject<BucketJson>(
-      cp,
-      'sbucket',
-      'quiet',
-      t.ns,
-      (x) => condition(x, 'Ready')?.reason === 'CredentialsRejected',
-      'CredentialsRejected',
-    );
+    await waitForReason<BucketJson>(cp, 'sbucket', 'quiet', t.ns, 'Ready', 'CredentialsRejected');
     await apply(cp, {
       apiVersion: 'v1',
       kind: 'Secret',

@@ -15,6 +15,7 @@ import {
   reconciledAfterNow,
   waitForGone,
   waitForObject,
+  waitForReason,
   type BucketJson,
 } from '../support/kube';
 import { countRequests, type ProviderProcess } from '../support/provider-process';
@@ -87,14 +88,7 @@ describe('StorageBucket managementPolicy Observe and reconcile-requested-at', fu
     const { cp } = stack;
     const before = await writes(t.provider);
     await apply(cp, bucketManifest(t.ns, 'ghost', { managementPolicy: 'Observe' }, { [ADOPT]: 'bucket-999999' }));
-    const b = await waitForObject<ObservedJson>(
-      cp,
-      'sbucket',
-      'ghost',
-      t.ns,
-      (x) => condition(x, 'Ready')?.reason === 'ObservedBucketNotFound',
-      'the missing bucket to be reported',
-    );
+    const b = await waitForReason<ObservedJson>(cp, 'sbucket', 'ghost', t.ns, 'Ready', 'ObservedBucketNotFound');
     expect(condition(b, 'Ready')).to.include({ status: 'False' });
     expect(condition(b, 'Reconciling')).to.include({ status: 'True', reason: 'ObservedBucketNotFound' });
     // Barrier: one more reconcile of it has run since, and still nothing was written.

@@ -7,7 +7,7 @@
 import { expect } from 'chai';
 import { HTTPS_RULE } from '../../operator/api/v1';
 import { applyDist } from '../support/dist';
-import { apply, bucketManifest, condition, getJson, kubectlOk, waitForGone, waitForObject, type BucketJson } from '../support/kube';
+import { apply, bucketManifest, condition, getJson, kubectlOk, waitForGone, waitForObject, waitForReason, type BucketJson } from '../support/kube';
 import type { ProviderProcess } from '../support/provider-process';
 import { useStack } from '../support/stack';
 import { freshNamespace, sharedControlPlane } from './setup';
@@ -112,14 +112,7 @@ describe('BucketProviderConfig safety (operator under its ServiceAccount, real p
     const { cp } = stack;
     await apply(cp, configManifest(t.ns, 'metadata', { endpoint: 'http://169.254.169.254', insecure: true }));
     await apply(cp, bucketManifest(t.ns, 'nosy', { providerRef: { name: 'metadata' } }));
-    const b = await waitForObject<BucketJson>(
-      cp,
-      'sbucket',
-      'nosy',
-      t.ns,
-      (x) => condition(x, 'Ready')?.reason === 'InvalidProviderConfig',
-      'nosy InvalidProviderConfig',
-    );
+    const b = await waitForReason<BucketJson>(cp, 'sbucket', 'nosy', t.ns, 'Ready', 'InvalidProviderConfig');
     expect(condition(b, 'Ready')?.message).to.match(
       /169\.254\.169\.254 is a cloud metadata address: refused \(--allow-link-local-endpoints allows it\)/,
     );
@@ -158,14 +151,7 @@ describe('BucketProviderConfig safety (operator under its ServiceAccount, real p
     const before = await creates(t.provider);
 
     await apply(cp, bucketManifest(t.ns, 'newcomer'));
-    const b = await waitForObject<BucketJson>(
-      cp,
-      'sbucket',
-      'newcomer',
-      t.ns,
-      (x) => condition(x, 'Ready')?.reason === 'ProviderConfigDeleting',
-      'newcomer ProviderConfigDeleting',
-    );
+    const b = await waitForReason<BucketJson>(cp, 'sbucket', 'newcomer', t.ns, 'Ready', 'ProviderConfigDeleting');
     expect(condition(b, 'Ready')).to.include({ status: 'False' });
     expect(condition(b, 'Ready')?.message).to.match(/BucketProviderConfig .*\/provider is being deleted/);
     // Terminal: kstatus Stalled, Argo CD Degraded, Flux failed.

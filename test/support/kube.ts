@@ -57,6 +57,18 @@ export async function waitForObject<T>(
   );
 }
 
+/** Waits until the object's condition `type` has `reason`; returns the object. */
+export async function waitForReason<T extends { status?: { conditions?: Array<{ type: string; status: string; reason: string; message: string }> } }>(
+  cp: ControlPlane,
+  kind: string,
+  name: string,
+  ns: string,
+  type: string,
+  reason: string,
+): Promise<T> {
+  return waitForObject<T>(cp, kind, name, ns, (x) => condition(x, type)?.reason === reason, `${kind} ${ns}/${name} ${type} reason ${reason}`);
+}
+
 /** Waits until the object no longer exists. */
 export async function waitForGone(cp: ControlPlane, kind: string, name: string, ns: string, timeoutMs = 60_000): Promise<void> {
   await eventually(async () => (await getJson(cp, kind, name, ns)) === undefined, {
