@@ -4,11 +4,13 @@
  * started with the Deployment's flags and env, see test/support/operator-process.ts), plus the
  * readings a scenario takes: operator API requests by verb, provider calls, reconciles.
  */
-import { mkdtempSync, rmSync } from 'node:fs';
+import { randomBytes } from 'node:crypto';
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { KubeClient } from '../operator/runtime/client';
-import { SECRET, STORAGE_BUCKET } from '../operator/bucket/kinds';
+import { PROVIDER_CONFIG, SECRET, STORAGE_BUCKET } from '../operator/bucket/kinds';
+import type { KubeObject, ResourceKind } from '../operator/runtime/types';
 import type { StorageBucket } from '../operator/api/v1';
 import { startControlPlane, type ControlPlane } from '../test/support/control-plane';
 import { applyDist } from '../test/support/dist';
@@ -27,6 +29,8 @@ export interface Reading {
   readonly reconciles: number;
 }
 
+const NAMESPACE: ResourceKind = { group: '', version: 'v1', kind: 'Namespace', plural: 'namespaces', namespaced: false };
+
 const VERBS = ['GET', 'LIST', 'WATCH', 'POST', 'PUT', 'PATCH', 'DELETE'] as const;
 
 /** The running world of one benchmark run. */
@@ -40,18 +44,30 @@ export class Bench {
     readonly provider: ProviderProcess,
     private readonly saKubeconfig: string,
     private readonly work: string,
+    /** API keys of tenant accounts, one per tenant index (`tenantNamespace`). */
+    private readonly tenantKeys: readonly string[],
   ) {
     this.admin = new KubeClient({ restConfig: cp.restConfig(), maxSockets: 64 });
   }
 
-  /** Starts control plane, dist/, provider (activation `providerDelayMs`). */
-  static async start(providerDelayMs: number): Promise<Bench> {
+  /**
+   * Starts control plane, dist/, provider (activation `providerDelayMs`), the provider knowing
+   * `tenantAccounts` extra API keys: one provider account per tenant.
+   */
+  static async start(providerDelayMs: number, tenantAccounts = 0): Promise<Bench> {
     const cp = await startControlPlane();
     try {
       await applyDist(cp);
-      const provider = await startProviderProcess({ activationDelayMs: providerDelayMs });
+      const work = mkdtempSync(join(tmpdir(), 'bucketoperator-bench-'));
+      const tenantKeys = Array.from({ length: tenantAccounts }, (_, i) => `tk${i}-${randomBytes(8).toString('hex')}`);
+      const keysFile = join(work, 'tenant-keys');
+      writeFileSync(keysFile, tenantKeys.join('\n') + '\n');
+      const provider = await startProviderProcess({
+        activationDelayMs: providerDelayMs,
+        ...(tenantAccounts > 0 ? { extraArgs: ['--api-keys-file', keysFile] } : {}),
+      });
       const sa = await cp.serviceAccountKubeconfig('bucketoperator-system', 'bucketoperator-controller-manager', { expirationSeconds: 86_400 });
-      return new Bench(cp, provider, sa, mkdtempSync(join(tmpdir(), 'bucketoperator-bench-')));
+      return new Bench(cp, provider, sa, work, tenantKeys);
     } catch (err) {
       await cp.stop();
       throw err;
@@ -64,6 +80,55 @@ export class Bench {
     await apply(this.cp, { apiVersion: 'v1', kind: 'Namespace', metadata: { name: ns } });
     for (const m of providerManifests(ns, this.provider.url, this.provider.apiKey)) await apply(this.cp, m);
     return ns;
+  }
+
+  /**
+   * A tenant: namespace `name`, its own credential Secret (the key of provider account
+   * `account`) and config, created through the API (kubectl per object would set the pace).
+   */
+  async tenantNamespace(name: string, account: number): Promise<string> {
+    const key = this.tenantKeys[account];
+    if (key === undefined) throw new Error(`no tenant account ${account}: start the bench with more tenant accounts`);
+    await this.admin.create(NAMESPACE, { apiVersion: 'v1', kind: 'Namespace', metadata: { name } });
+    const [secret, config] = providerManifests(name, this.provider.url, key);
+    await this.admin.create(SECRET, secret as unknown as KubeObject);
+    await this.admin.create(PROVIDER_CONFIG, config as unknown as KubeObject);
+    return name;
+  }
+
+  /** Waits until `n` buckets in all namespaces are Ready (one paged list every 5 s); ms since `since`. */
+  async waitAllReadyEverywhere(n: number, since: number, timeoutMs: number): Promise<number> {
+    await eventually(
+      async () => {
+        const { items } = await this.admin.list<StorageBucket>(STORAGE_BUCKET, { limit: 1000 });
+        return items.filter((b) => b.status?.conditions?.some((c) => c.type === 'Ready' && c.status === 'True')).length >= n;
+      },
+      { description: `${n} buckets Ready in all namespaces`, timeoutMs, intervalMs: 5000 },
+    );
+    return Date.now() - since;
+  }
+
+  /** Waits until one bucket is Ready, polling every 100 ms. */
+  async waitReady(ns: string, name: string, timeoutMs: number): Promise<void> {
+    await eventually(
+      async () => {
+        const b = await this.admin.get<StorageBucket>(STORAGE_BUCKET, ns, name);
+        return b.status?.conditions?.some((c) => c.type === 'Ready' && c.status === 'True') === true;
+      },
+      { description: `${ns}/${name} Ready`, timeoutMs, intervalMs: 100 },
+    );
+  }
+
+  /** True while the operator process started last has not exited. */
+  operatorAlive(): boolean {
+    const pid = this.operator?.pid;
+    if (!pid) return false;
+    try {
+      process.kill(pid, 0);
+      return true;
+    } catch {
+      return false;
+    }
   }
 
   /** Starts the operator process (info logs, to keep logging cost realistic); default provider limits unless given. */
@@ -173,7 +238,7 @@ export class Bench {
 }
 
 /** Runs `task(0..n-1)` with at most `concurrency` in flight, as `kubectl apply` of many files would. */
-async function inFlight(n: number, concurrency: number, task: (i: number) => Promise<void>): Promise<void> {
+export async function inFlight(n: number, concurrency: number, task: (i: number) => Promise<void>): Promise<void> {
   let next = 0;
   const worker = async () => {
     while (next < n) await task(next++);

@@ -7,6 +7,10 @@
  *                    [--backlog-sizes 10000] [--provider-delay-ms 2000] [--steady-seconds 120]
  *                    [--converge-provider-qps 500] [--workers 8]
  *                    [--unrelated-secrets 10000] [--unrelated-secret-kib 10] [--delete-up-to 2000]
+ *                    [--tenants 1000] [--buckets-per-tenant 10] [--tenants-in-flight 10]
+ *                    [--noisy-buckets 5000] [--quiet-probes 5]
+ *
+ * Scenarios: bulk, backlog, secrets (the default set), tenants, noisy.
  */
 import { mkdirSync, writeFileSync } from 'node:fs';
 import { cpus, totalmem } from 'node:os';
@@ -14,6 +18,7 @@ import { join } from 'node:path';
 import { parseArgs } from 'node:util';
 import { Bench } from './harness';
 import { backlog, bulkCreate, unrelatedSecrets, type Figures, type ScenarioSettings } from './scenarios';
+import { noisyNeighbour, tenants } from './tenants';
 
 const { values } = parseArgs({
   options: {
@@ -27,6 +32,11 @@ const { values } = parseArgs({
     'unrelated-secrets': { type: 'string', default: '10000' },
     'unrelated-secret-kib': { type: 'string', default: '10' },
     'delete-up-to': { type: 'string', default: '2000' },
+    tenants: { type: 'string', default: '1000' },
+    'buckets-per-tenant': { type: 'string', default: '10' },
+    'tenants-in-flight': { type: 'string', default: '10' },
+    'noisy-buckets': { type: 'string', default: '5000' },
+    'quiet-probes': { type: 'string', default: '5' },
   },
 });
 const list = (s: string) =>
@@ -55,12 +65,27 @@ async function main(): Promise<void> {
   const started = new Date();
   console.log(`bench ${started.toISOString()}: scenarios ${[...scenarios].join(',')}; provider delay ${providerDelayMs} ms`);
   const rows: Row[] = [];
-  const bench = await Bench.start(providerDelayMs);
+  const tenantCount = Number(values.tenants);
+  // One provider account per tenant; the noisy and the quiet tenant need two.
+  const accounts = Math.max(scenarios.has('tenants') ? tenantCount : 0, scenarios.has('noisy') ? 2 : 0);
+  const bench = await Bench.start(providerDelayMs, accounts);
   try {
     if (scenarios.has('bulk'))
       for (const n of list(values.sizes)) rows.push({ scenario: 'bulk create', n, figures: await bulkCreate(bench, n, settings) });
     if (scenarios.has('backlog'))
       for (const n of list(values['backlog-sizes'])) rows.push({ scenario: 'backlog', n, figures: await backlog(bench, n, settings) });
+    if (scenarios.has('tenants')) {
+      const t = {
+        tenants: tenantCount,
+        bucketsPerTenant: Number(values['buckets-per-tenant']),
+        tenantsInFlight: Number(values['tenants-in-flight']),
+      };
+      rows.push({ scenario: 'tenants', n: t.tenants * t.bucketsPerTenant, figures: await tenants(bench, t, settings) });
+    }
+    if (scenarios.has('noisy')) {
+      const t = { noisyBuckets: Number(values['noisy-buckets']), quietProbes: Number(values['quiet-probes']) };
+      rows.push({ scenario: 'noisy neighbour', n: t.noisyBuckets, figures: await noisyNeighbour(bench, t, settings) });
+    }
     if (scenarios.has('secrets')) {
       const count = Number(values['unrelated-secrets']);
       rows.push({
