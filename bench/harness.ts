@@ -17,7 +17,7 @@ import { applyDist } from '../test/support/dist';
 import { apply, bucketManifest, providerManifests } from '../test/support/kube';
 import { startOperatorProcess, type OperatorProcess } from '../test/support/operator-process';
 import { startProviderProcess, type ProviderProcess } from '../test/support/provider-process';
-import { scrape, sum, type Sample } from './metrics';
+import { scrape, sum, type Sample } from '../test/support/prometheus';
 import { eventually } from '../test/support/eventually';
 
 /** Counters read from the operator and the provider at one moment. */

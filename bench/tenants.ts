@@ -13,7 +13,7 @@ import type { StorageBucket } from '../operator/api/v1';
 import { STORAGE_BUCKET } from '../operator/bucket/kinds';
 import { bucketManifest } from '../test/support/kube';
 import { Bench, delta, inFlight } from './harness';
-import { LeaseMonitor } from './lease-monitor';
+import { LeaseMonitor } from '../test/support/lease-monitor';
 import { cpuSeconds, peakRssMiB, rssMiB } from './metrics';
 import { perBucket, type Figures, type ScenarioSettings } from './scenarios';
 

@@ -4,8 +4,8 @@
  * longer than 1.5 retry periods is a renewal that did not happen in time, whatever the operator
  * itself logs. The monitor reads the Lease with the harness's admin client, never the operator's.
  */
-import { Leases, type Lease } from '../operator/runtime/leader-election';
-import type { KubeClient } from '../operator/runtime/client';
+import { Leases, type Lease } from '../../operator/runtime/leader-election';
+import type { KubeClient } from '../../operator/runtime/client';
 
 /** What the monitor saw between start and stop. */
 export interface LeaseReport {

@@ -1,6 +1,6 @@
-/** The rule by which the benchmarks count missed Lease renewals, seen from outside. */
+/** The rule by which tests and benchmarks count missed Lease renewals, seen from outside. */
 import { expect } from 'chai';
-import { summarizeRenewals, type LeaseReport } from '../../../bench/lease-monitor';
+import { summarizeRenewals, type LeaseReport } from '../../support/lease-monitor';
 
 const PERIOD = 2000;
 const cases: Record<string, { args: { times: number[]; holders: string[] }; want: LeaseReport }> = {
