@@ -105,12 +105,8 @@ export type Step =
       readonly grows: boolean;
       readonly adopting: boolean;
     }
-  /**
-   * DELETE `id`; a 404 means it is gone. `ifGone: 'lookUpKey'` when a bucket made with the
-   * current idempotency key may exist besides `id` (the key was rotated after `id` vanished and
-   * its create's answer may have been lost), so "gone" must be confirmed by key first.
-   */
-  | { readonly type: 'delete'; readonly id: string; readonly ifGone: 'release' | 'lookUpKey' }
+  /** DELETE `id`, provably this object's bucket (see preplan and plan); a 404 means it is gone. */
+  | { readonly type: 'delete'; readonly id: string }
   /**
    * Release our finalizer. `orphan`: the policy keeps the provider bucket. `gone`: nothing of
    * ours is left at the provider. `notOurs`: the provider bucket belongs to another object,
@@ -234,10 +230,11 @@ export function statusTrusted(bucket: StorageBucket, endpoint: string): boolean 
 
 /**
  * Decides from the object and its endpoint, before any provider call. Deletion issues the
- * DELETE at once (a 404 means gone) for a bucket the operator created, except when the only
- * record of it is the idempotency key (no id: the create's answer may have been lost), the
- * config now points elsewhere (a 404 there proves nothing), or the bucket was adopted (the
- * provider's tags must first show that it is ours to delete).
+ * DELETE at once (a 404 means gone) only for a bucket the status proves this object made: the
+ * provider reported it created with the object's current idempotency key, at the endpoint the
+ * config names now, and no adoption is involved. Anything else is observed first, so the
+ * provider's tags or key decide (plan()): an id recorded while observing, adopting or after a
+ * key rotation is only a name, and an annotation removed later proves nothing.
  */
 function preplan(bucket: StorageBucket, endpoint: string, driftReported: boolean): Step | Need {
   const key = bucket.metadata.annotations?.[IDEMPOTENCY_KEY_ANNOTATION];
@@ -245,8 +242,8 @@ function preplan(bucket: StorageBucket, endpoint: string, driftReported: boolean
   if (bucket.metadata.deletionTimestamp) {
     const adopted = Boolean(bucket.metadata.annotations?.[ADOPT_ANNOTATION]);
     const moved = status.providerEndpoint !== undefined && status.providerEndpoint !== endpoint;
-    if (status.id && !moved && !adopted)
-      return { type: 'delete', id: status.id, ifGone: key && key !== status.idempotencyKey ? 'lookUpKey' : 'release' };
+    const madeByThisKey = key !== undefined && status.idempotencyKey === key;
+    if (status.id && madeByThisKey && !moved && !adopted) return { type: 'delete', id: status.id };
     // Nothing was ever sent without a key, and an adoption never recorded changed nothing.
     if (!status.id && !key) return { type: 'removeFinalizer', why: 'gone' };
     return { type: 'observe', fence: true };
@@ -287,16 +284,15 @@ function plan(bucket: StorageBucket, obs: Observation, endpoint: string, ownerEx
   const owner = obs.exists ? ownerElsewhere(bucket, obs.bucket, ownerExists) : undefined;
 
   if (bucket.metadata.deletionTimestamp) {
-    // Another object's bucket (a second adopter) is never deleted with this one.
-    if (owner) return { type: 'removeFinalizer', why: 'notOurs' };
-    if (obs.exists) {
-      const adoptedUnrecorded = !bucket.status?.id && !ownedBy(bucket, obs.bucket);
-      // An adoption that never got as far as tagging the bucket changed nothing: leave it.
-      if (adoptedUnrecorded && bucket.metadata.annotations?.[ADOPT_ANNOTATION] === obs.bucket.id) return { type: 'removeFinalizer', why: 'notOurs' };
-      // Found by this very observation, so a 404 on the DELETE can only mean it went since.
-      return { type: 'delete', id: obs.bucket.id, ifGone: 'release' };
-    }
-    return { type: 'removeFinalizer', why: 'gone' };
+    if (!obs.exists) return { type: 'removeFinalizer', why: 'gone' };
+    // Deleted only when provably this object's: its tags name it, or this object's key made
+    // it. Another object's bucket (a second adopter, an observer switched to Full), an
+    // adoption that never got as far as tagging, or a stranger's bucket is left alone.
+    const key = bucket.metadata.annotations?.[IDEMPOTENCY_KEY_ANNOTATION];
+    const ours = !owner && (ownedBy(bucket, obs.bucket) || (key !== undefined && obs.bucket.idempotencyKey === key));
+    if (!ours) return { type: 'removeFinalizer', why: 'notOurs' };
+    // Found by this very observation, so a 404 on the DELETE can only mean it went since.
+    return { type: 'delete', id: obs.bucket.id };
   }
 
   const key = bucket.metadata.annotations?.[IDEMPOTENCY_KEY_ANNOTATION] ?? '';

@@ -256,8 +256,6 @@ export class BucketReconciler implements Reconciler {
         const c = mustConnect(conn);
         const existed = await c.client.deleteBucket(step.id, ctx.signal);
         log.info({ msg: existed ? 'deleted provider bucket' : 'provider bucket already gone' });
-        // Gone by id, but the current key may have made another bucket: decide from the key.
-        if (!existed && step.ifGone === 'lookUpKey') return { replan: await this.observeKey(c, bucket, true, ctx.signal) };
         await this.d.writer.removeFinalizer(STORAGE_BUCKET, bucket, BUCKET_FINALIZER);
         return done();
       }

@@ -148,11 +148,36 @@ const cases: Record<string, Case> = {
   },
   'deleting with a recorded id: DELETE at once, a 404 means gone': {
     args: { bucket: ready().deleting().build(), facts: connected },
-    want: { type: 'delete', id: 'bucket-000001', ifGone: 'release' },
+    want: { type: 'delete', id: 'bucket-000001' },
   },
-  'deleting after a key rotation: DELETE, but confirm by key if gone': {
+  'deleting after a key rotation: the id is not proof, observe first (by id, then by key), fenced': {
     args: { bucket: bucket().prepared('k2').withStatus(readyStatus(ENDPOINT)).deleting().build(), facts: connected },
-    want: { type: 'delete', id: 'bucket-000001', ifGone: 'lookUpKey' },
+    want: observeFenced,
+  },
+  "found in review: deleting an id recorded while observing another object's bucket (annotation removed, policy Full): observe first": {
+    args: { bucket: bucket().prepared('k9').withStatus(readyStatus(ENDPOINT)).deleting().build(), facts: connected },
+    want: observeFenced,
+  },
+  "found in review: deleting, the observed bucket's tags name another live object: release, never DELETE": {
+    args: {
+      bucket: bucket().prepared('k9').withStatus(readyStatus(ENDPOINT)).deleting().build(),
+      facts: observed({ exists: true, bucket: providerBucket({ tags: otherOwnerTags, idempotencyKey: 'k1' }) }),
+    },
+    want: { type: 'removeFinalizer', why: 'notOurs' },
+  },
+  'found in review: deleting, an untagged bucket not made by our key: release, never DELETE': {
+    args: {
+      bucket: bucket().prepared('k9').withStatus(readyStatus(ENDPOINT)).deleting().build(),
+      facts: observed({ exists: true, bucket: providerBucket({ tags: {}, idempotencyKey: 'other' }) }),
+    },
+    want: { type: 'removeFinalizer', why: 'notOurs' },
+  },
+  'deleting, our key made it though its tags were changed at the provider: DELETE': {
+    args: {
+      bucket: bucket().prepared('k1').withStatus(readyStatus(ENDPOINT)).deleting().build(),
+      facts: observed({ exists: true, bucket: providerBucket({ tags: {}, idempotencyKey: 'k1' }) }),
+    },
+    want: { type: 'delete', id: 'bucket-000001' },
   },
   'deleting with no id (create answer lost): look the key up, fenced': {
     args: { bucket: bucket().prepared('k1').deleting().build(), facts: connected },
@@ -340,7 +365,7 @@ const cases: Record<string, Case> = {
   },
   'config being deleted, deleting a managed bucket: DELETE through it': {
     args: { bucket: ready().deleting().build(), facts: { driftReported: false, connection: { endpoint: ENDPOINT, configDeleting: true } } },
-    want: { type: 'delete', id: 'bucket-000001', ifGone: 'release' },
+    want: { type: 'delete', id: 'bucket-000001' },
   },
   "deleting a second adopter: release, never delete the owner's bucket": {
     args: {
@@ -358,15 +383,15 @@ const cases: Record<string, Case> = {
   },
   'deleting an adoption that tagged the bucket (status not yet written): delete it': {
     args: { bucket: bucket().prepared().adopting('bucket-000001').deleting().build(), facts: observed(active) },
-    want: { type: 'delete', id: 'bucket-000001', ifGone: 'release' },
+    want: { type: 'delete', id: 'bucket-000001' },
   },
   'deleting with a bucket: delete it': {
     args: { bucket: bucket().prepared().deleting().build(), facts: observed(active) },
-    want: { type: 'delete', id: 'bucket-000001', ifGone: 'release' },
+    want: { type: 'delete', id: 'bucket-000001' },
   },
   'deleting while provisioning: delete anyway': {
     args: { bucket: bucket().prepared().deleting().build(), facts: observed({ exists: true, bucket: providerBucket({ phase: 'Provisioning' }) }) },
-    want: { type: 'delete', id: 'bucket-000001', ifGone: 'release' },
+    want: { type: 'delete', id: 'bucket-000001' },
   },
   'deleting, nothing found by key (fenced): release the finalizer': {
     args: { bucket: bucket().prepared().deleting().build(), facts: observed(absent) },

@@ -1,6 +1,6 @@
 import { expect } from 'chai';
 import type { StorageBucket } from '../../../operator/api/v1';
-import { IDEMPOTENCY_KEY_ANNOTATION } from '../../../operator/api/v1';
+import { ADOPT_ANNOTATION, IDEMPOTENCY_KEY_ANNOTATION } from '../../../operator/api/v1';
 import { ConnectError } from '../../../operator/bucket/connect';
 import { ProviderError } from '../../../operator/provider-client';
 import { ApiError, isTerminalError, type Action, type KubeObject } from '../../../operator/runtime';
@@ -361,6 +361,30 @@ describe('BucketReconciler (orchestrator, with plain fakes)', () => {
       world.delete('first');
       expect(await world.reconcile('first')).to.deep.equal({ type: 'done' });
       expect(world.provider.buckets.has('bucket-7')).to.equal(false);
+    });
+
+    it("found in review: an observer switched to Full after dropping its adopt-id, then deleted, leaves the owner's bucket alone", async () => {
+      world.apply(bucket('owner').build());
+      await world.settle('owner');
+      const id = world.bucket('owner')?.status?.id ?? '';
+      expect(world.provider.buckets.has(id)).to.equal(true);
+      world.apply(bucket('obs').withSpec({ managementPolicy: 'Observe' }).adopting(id).build());
+      await world.settle('obs');
+      expect(world.bucket('obs')?.status?.id).to.equal(id);
+
+      // The user removes the annotation and switches the policy to Full, keeping the status.
+      const observer = world.bucket('obs');
+      if (!observer) throw new Error('obs is gone');
+      const annotations = { ...observer.metadata.annotations };
+      delete annotations[ADOPT_ANNOTATION];
+      world.apply({ ...observer, metadata: { ...observer.metadata, annotations }, spec: { ...observer.spec, managementPolicy: 'Full' } });
+      await world.settle('obs');
+      world.delete('obs');
+      await world.settle('obs');
+
+      expect(world.bucket('obs')).to.equal(undefined);
+      expect(world.provider.buckets.has(id), "the owner's provider bucket").to.equal(true);
+      expect(world.provider.buckets.get(id)?.tags['kubernetes-name']).to.equal('owner');
     });
 
     it('an adopt target that does not exist: blocked with the reason', async () => {
