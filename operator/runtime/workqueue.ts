@@ -29,6 +29,7 @@
  * from them once empty); a flow that refills joins at the back.
  */
 import { realClock, type Clock, type TimerHandle } from './clock';
+import { flowOf } from './flow';
 import { defaultControllerRateLimiter, type RateLimiter } from './rate-limiter';
 
 /**
@@ -406,12 +407,6 @@ export class WorkQueue implements UnfinishedWorkProbe {
     this.drainWaiters = [];
     for (const w of waiters) w();
   }
-}
-
-/** The flow of a key: its namespace, or '' for a key without one (see the file comment). */
-export function flowOf(key: string): string {
-  const slash = key.indexOf('/');
-  return slash < 0 ? '' : key.slice(0, slash);
 }
 
 /**

@@ -8,6 +8,7 @@ import {
   defaultControllerRateLimiter,
 } from '../../../operator/runtime/rate-limiter';
 import { done, type Reconciler } from '../../../operator/runtime/reconcile';
+import { PerFlowTokenBucketRateLimiter } from '../../../operator/runtime/flow';
 import { Priority, WorkQueue, type QueueItem, type WorkQueueMetrics, type WorkQueueMetricsProvider } from '../../../operator/runtime/workqueue';
 import { FakeInformerSource, captureLogger, settle, standalone, testKind } from './fakes';
 import { eventually, IN_PROCESS } from '../../support/eventually';
@@ -581,6 +582,83 @@ describe('rate limiters', () => {
       expect(got).to.deep.equal(tc.steps.map(([, e]) => e));
     });
   }
+
+  const perFlowCases: Record<string, { args: { qps: number; burst: number; steps: Array<[key: string, advanceMs: number]> }; want: number[] }> = {
+    'each namespace has its own burst': {
+      args: {
+        qps: 10,
+        burst: 2,
+        steps: [
+          ['a/1', 0],
+          ['a/2', 0],
+          ['a/3', 0],
+          ['b/1', 0],
+          ['b/2', 0],
+          ['b/3', 0],
+        ],
+      },
+      want: [0, 0, 100, 0, 0, 100],
+    },
+    'keys without a namespace share one bucket': {
+      args: {
+        qps: 10,
+        burst: 1,
+        steps: [
+          ['x', 0],
+          ['y', 0],
+          ['ns/z', 0],
+        ],
+      },
+      want: [0, 100, 0],
+    },
+    'a namespace refills on its own': {
+      args: {
+        qps: 10,
+        burst: 1,
+        steps: [
+          ['a/1', 0],
+          ['a/2', 0],
+          ['a/3', 200],
+          ['b/1', 0],
+        ],
+      },
+      want: [0, 100, 0, 0],
+    },
+  };
+  for (const [name, tc] of Object.entries(perFlowCases)) {
+    it(`PerFlowTokenBucketRateLimiter: ${name}`, () => {
+      const clock = new FakeClock();
+      const rl = new PerFlowTokenBucketRateLimiter(tc.args.qps, tc.args.burst, clock);
+      const got = tc.args.steps.map(([key, adv]) => {
+        clock.advance(adv);
+        return Math.round(rl.when(key));
+      });
+      expect(got).to.deep.equal(tc.want);
+    });
+  }
+
+  it("5,000 failures in one namespace do not delay another namespace's first retry", () => {
+    const clock = new FakeClock();
+    const rl = defaultControllerRateLimiter({ clock });
+    for (let i = 0; i < 5_000; i++) rl.when(`noisy/b-${i}`);
+    expect(rl.when('quiet/b-0'), 'ms before the quiet retry').to.equal(5);
+    expect(rl.when('noisy/b-5000'), 'the noisy namespace still backs off as a whole').to.be.greaterThan(400_000);
+  });
+
+  it('PerFlowTokenBucketRateLimiter keeps a bucket only while a namespace has not refilled', () => {
+    const clock = new FakeClock();
+    const rl = new PerFlowTokenBucketRateLimiter(10, 10, clock);
+    for (let i = 0; i < 20; i++) rl.when(`a/${i}`);
+    rl.when('b/0');
+    expect(rl.flows()).to.equal(2);
+    clock.advance(1_000);
+    rl.forget('b/0');
+    rl.forget('a/0');
+    expect(rl.flows(), 'b refilled and went; a still owes 1 s').to.equal(1);
+    clock.advance(1_000);
+    rl.forget('a/1');
+    expect(rl.flows()).to.equal(0);
+  });
 
   it('MaxOfRateLimiter takes the longest delay and lets the bucket bound a failure storm', () => {
     const clock = new FakeClock();
