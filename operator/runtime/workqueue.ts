@@ -80,8 +80,9 @@ export interface WorkQueueOptions {
   readonly clock?: Clock;
   readonly metrics?: WorkQueueMetricsProvider;
   /**
-   * Hand-outs in a row that may pass over a ready lower-priority key before the longest
-   * waiting key is served instead; 0 serves strictly by age (plain FIFO). @default 9
+   * Hand-outs in a row that may pass over a ready lower-priority key before the priority of
+   * the longest waiting key is served instead (by turns of its flows); 0 always serves the
+   * priority whose oldest key is oldest (plain FIFO when there is one flow). @default 9
    */
   readonly starvationLimit?: number;
 }
