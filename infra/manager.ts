@@ -99,12 +99,12 @@ export interface OperatorManagerProps {
    */
   readonly logLevel?: LogLevel;
   /**
-   * Provider calls per second per endpoint.
+   * Provider calls per second per provider account (endpoint plus API key).
    * @default 20
    */
   readonly providerQps?: number;
   /**
-   * Provider call burst per endpoint.
+   * Provider call burst per provider account.
    * @default 40
    */
   readonly providerBurst?: number;

@@ -20,7 +20,7 @@ const USAGE = `Usage: bucketoperator [flags]
   --max-concurrent-reconciles N     parallel reconciles of StorageBuckets (default 8)
   --poll-interval DURATION          poll while Provisioning/Resizing, e.g. 3s (default 3s)
   --drift-interval DURATION         time between bulk drift scans (one provider list per account), e.g. 60s (default 60s)
-  --provider-qps N --provider-burst N   provider calls per endpoint (default 20/40)
+  --provider-qps N --provider-burst N   provider calls per account, i.e. endpoint plus API key (default 20/40)
   --allow-link-local-endpoints[=true|false]  let BucketProviderConfigs point at link-local
                                     (169.254.0.0/16, fe80::/10) and cloud metadata addresses
                                     (default false)

@@ -38,9 +38,9 @@ export interface OperatorOptions {
   readonly pollIntervalMs?: number;
   /** @default 60000 */
   readonly driftIntervalMs?: number;
-  /** Provider calls per second per endpoint. @default 20 */
+  /** Provider calls per second per account (endpoint plus API key). @default 20 */
   readonly providerQps?: number;
-  /** @default 40 */
+  /** Provider burst per account. @default 40 */
   readonly providerBurst?: number;
   /** @default 10000 */
   readonly providerTimeoutMs?: number;

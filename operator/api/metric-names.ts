@@ -25,6 +25,10 @@ export const RuntimeMetric = {
 export const BucketMetric = {
   /** Histogram {operation, code} of provider API calls (operator/provider-client). */
   providerCallDuration: 'bucketoperator_provider_call_duration_seconds',
+  /** Counter {account, code_class}: provider API calls per account (a digest of endpoint and key). */
+  providerCalls: 'bucketoperator_provider_calls_total',
+  /** Counter {account}: seconds calls waited for their account's client-side rate limiter. */
+  providerRateLimitWait: 'bucketoperator_provider_rate_limit_wait_seconds_total',
   /** Gauge {namespace}: StorageBuckets in the cache (operator/bucket/lifecycle-metrics). */
   bucketsExist: 'bucketoperator_buckets_exist',
   /** Gauge {namespace}: StorageBuckets with Ready=True at their current generation. */

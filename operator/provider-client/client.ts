@@ -1,11 +1,19 @@
 /**
  * HTTP client of the storage provider. One {@link ProviderClients} per process owns the
- * keep-alive agents, one rate limiter per endpoint (shared by every bucket using it) and the
- * call-duration histogram; `client(endpoint, apiKey)` is cheap and made per reconcile.
+ * keep-alive agents, one rate limiter per provider account (shared by every bucket using it)
+ * and the provider metrics; `client(endpoint, apiKey)` is cheap and made per reconcile.
+ *
+ * An account is an endpoint's origin plus the API key sent to it: what the provider meters
+ * and throttles. Limiting per account rather than per endpoint keeps tenants that share a
+ * provider (each with its own key) from spending each other's calls. Accounts are named by a
+ * digest of both ({@link providerAccount}); the key itself is never a map key, a label or a
+ * log field. An account unused for `accountIdleMs` is dropped with its metric series, so
+ * memory and series follow the accounts in use.
  */
+import { createHash } from 'node:crypto';
 import http from 'node:http';
 import https from 'node:https';
-import { Histogram, type Registry } from 'prom-client';
+import { Counter, Histogram, type Registry } from 'prom-client';
 import { BucketMetric } from '../api/metric-names';
 import { guardedLookup, type Resolver } from './endpoint-policy';
 import { readProviderErrorBody } from './error-body';
@@ -19,10 +27,19 @@ export interface ProviderClientsOptions {
   readonly registry?: Registry;
   /** Per-request timeout, ms. @default 10000 */
   readonly timeoutMs?: number;
-  /** Calls per second per endpoint. @default 20 */
+  /** Calls per second per account (endpoint plus API key). @default 20 */
   readonly qps?: number;
-  /** Burst per endpoint. @default 40 */
+  /** Burst per account. @default 40 */
   readonly burst?: number;
+  /**
+   * An account with no call for this long is forgotten: its limiter (then full, so nothing is
+   * lost) and its metric series. @default 600000 (10 minutes)
+   */
+  readonly accountIdleMs?: number;
+  /** Clock of the limiters and of idleness (tests). @default Date.now */
+  readonly now?: () => number;
+  /** Sleep on that clock, rejecting once the signal aborts (tests). @default a Node timer */
+  readonly sleep?: (ms: number, signal?: AbortSignal) => Promise<void>;
   /**
    * Allow endpoints that are (or resolve to) link-local or cloud metadata addresses; see
    * endpoint-policy.ts. @default false
@@ -30,6 +47,35 @@ export interface ProviderClientsOptions {
   readonly allowLinkLocalEndpoints?: boolean;
   /** Resolver behind that check (tests resolve names to chosen addresses). @default dns.lookup */
   readonly resolve?: Resolver;
+}
+
+/** A provider account (endpoint origin plus API key), named without revealing the key. */
+export interface ProviderAccount {
+  /** Full SHA-256 hex digest of origin and key: the limiter's map key. */
+  readonly id: string;
+  /** Its first 12 hex digits: the metric label `account`, short enough for dashboards. */
+  readonly label: string;
+}
+
+/**
+ * The account `apiKey` is at `endpoint`: one per origin and key, whatever the path. A rotated
+ * key is a new account (a fresh limiter and fresh series); the old one idles out.
+ */
+export function providerAccount(endpoint: string, apiKey: string): ProviderAccount {
+  const origin = URL.canParse(endpoint) ? new URL(endpoint).origin : endpoint;
+  const id = createHash('sha256').update(origin).update('\0').update(apiKey).digest('hex');
+  return { id, label: id.slice(0, 12) };
+}
+
+/** Per-account state of {@link ProviderClients}. */
+interface AccountState {
+  readonly label: string;
+  readonly limiter: TokenBucket;
+  /** Calls started and not yet finished: an account is never dropped mid-call. */
+  inFlight: number;
+  lastUsed: number;
+  /** `code_class` values this account has series for, to remove them with it. */
+  readonly codeClasses: Set<string>;
 }
 
 /** Provider operations, named as in the metric label `operation`. */
@@ -68,11 +114,16 @@ export interface ProviderClient {
 
 /** Factory and shared state of provider clients. */
 export class ProviderClients {
-  private readonly limiters = new Map<string, TokenBucket>();
+  private readonly accounts = new Map<string, AccountState>();
   private readonly httpAgent: http.Agent;
   private readonly httpsAgent: https.Agent;
   private readonly duration: Histogram<'operation' | 'code'>;
+  private readonly calls: Counter<'account' | 'code_class'>;
+  private readonly throttled: Counter<'account'>;
   private readonly timeoutMs: number;
+  private readonly now: () => number;
+  private readonly accountIdleMs: number;
+  private lastSweep: number;
   /** Whether link-local and metadata endpoints are allowed (connect() checks literal hosts). */
   readonly allowLinkLocalEndpoints: boolean;
 
@@ -84,6 +135,25 @@ export class ProviderClients {
     this.httpAgent = new http.Agent({ keepAlive: true, maxSockets: 32, ...lookup });
     this.httpsAgent = new https.Agent({ keepAlive: true, maxSockets: 32, ...lookup });
     this.timeoutMs = opts.timeoutMs ?? 10_000;
+    this.now = opts.now ?? Date.now;
+    this.accountIdleMs = opts.accountIdleMs ?? 600_000;
+    this.lastSweep = this.now();
+    const registers = opts.registry ? [opts.registry] : [];
+    // The histogram stays fleet-wide: by account it would be ~150 series per tenant. The
+    // per-account metrics are counters, at most 5 series per account in use (one per code
+    // class plus the wait), so their cardinality follows the operator's tenants, not the cluster.
+    this.calls = new Counter({
+      name: BucketMetric.providerCalls,
+      help: 'Storage provider API calls by account (a digest of endpoint and API key) and status class (2xx, 4xx, 5xx; 0xx: no response).',
+      labelNames: ['account', 'code_class'],
+      registers,
+    });
+    this.throttled = new Counter({
+      name: BucketMetric.providerRateLimitWait,
+      help: "Seconds provider calls waited for their account's client-side rate limiter (--provider-qps/--provider-burst).",
+      labelNames: ['account'],
+      registers,
+    });
     this.duration = new Histogram({
       name: BucketMetric.providerCallDuration,
       help: 'Duration of storage provider API calls by operation and HTTP status code (0: no response).',
@@ -93,11 +163,13 @@ export class ProviderClients {
     });
   }
 
-  /** A client for `endpoint` authenticating with `apiKey`. */
+  /** A client for `endpoint` authenticating with `apiKey`, rate-limited as its account. */
   client(endpoint: string, apiKey: string): ProviderClient {
     const base = new URL(endpoint.endsWith('/') ? endpoint : `${endpoint}/`);
+    const account = providerAccount(endpoint, apiKey);
+    this.sweepIdleAccounts();
     const call = <T>(op: ProviderOperation, method: string, path: string, body?: unknown, headers?: Record<string, string>, signal?: AbortSignal) =>
-      this.call<T>(base, apiKey, op, method, path, body, headers, signal);
+      this.call<T>(base, account, apiKey, op, method, path, body, headers, signal);
     return {
       getBucket: async (id, signal) => {
         try {
@@ -169,17 +241,45 @@ export class ProviderClients {
     this.httpsAgent.destroy();
   }
 
-  private limiter(base: URL): TokenBucket {
-    let l = this.limiters.get(base.origin);
-    if (!l) {
-      l = new TokenBucket({ qps: this.opts.qps ?? 20, burst: this.opts.burst ?? 40 });
-      this.limiters.set(base.origin, l);
+  /** Accounts with a limiter right now (tests, and a check that memory follows use). */
+  accountCount(): number {
+    return this.accounts.size;
+  }
+
+  private account(account: ProviderAccount): AccountState {
+    let state = this.accounts.get(account.id);
+    if (!state) {
+      const limiter = new TokenBucket({
+        qps: this.opts.qps ?? 20,
+        burst: this.opts.burst ?? 40,
+        now: this.now,
+        ...(this.opts.sleep ? { sleep: this.opts.sleep } : {}),
+      });
+      state = { label: account.label, limiter, inFlight: 0, lastUsed: this.now(), codeClasses: new Set() };
+      this.accounts.set(account.id, state);
     }
-    return l;
+    return state;
+  }
+
+  /**
+   * Drops accounts idle for `accountIdleMs` with nothing in flight and a full bucket. Runs at
+   * most once per half that period, so its walk over the accounts costs O(1) per call amortised.
+   */
+  private sweepIdleAccounts(): void {
+    const now = this.now();
+    if (now - this.lastSweep < this.accountIdleMs / 2) return;
+    this.lastSweep = now;
+    for (const [id, state] of this.accounts) {
+      if (state.inFlight > 0 || now - state.lastUsed < this.accountIdleMs || !state.limiter.isIdle()) continue;
+      this.accounts.delete(id);
+      for (const codeClass of state.codeClasses) this.calls.remove({ account: state.label, code_class: codeClass });
+      this.throttled.remove({ account: state.label });
+    }
   }
 
   private async call<T>(
     base: URL,
+    account: ProviderAccount,
     apiKey: string,
     op: ProviderOperation,
     method: string,
@@ -188,7 +288,7 @@ export class ProviderClients {
     headers: Record<string, string> | undefined,
     signal: AbortSignal | undefined,
   ): Promise<T> {
-    await this.limiter(base).take(signal);
+    const state = await this.acquire(account, signal);
     const url = new URL(path, base);
     const end = this.duration.startTimer({ operation: op });
     let code = 0;
@@ -205,7 +305,35 @@ export class ProviderClients {
       throw new ProviderError(`provider ${op} failed: ${transport}`, { status: 0, code: transport, cause: err });
     } finally {
       end({ code: String(code) });
+      this.release(state, code);
     }
+  }
+
+  /**
+   * Waits for a token of `account` and marks a call in flight on it. An abort while waiting
+   * rejects with the caller's own reason (a stop, a reconcile timeout): no provider failure.
+   */
+  private async acquire(account: ProviderAccount, signal: AbortSignal | undefined): Promise<AccountState> {
+    const state = this.account(account);
+    state.inFlight++;
+    state.lastUsed = this.now();
+    try {
+      const waitedMs = await state.limiter.take(signal);
+      if (waitedMs > 0) this.throttled.inc({ account: state.label }, waitedMs / 1000);
+      return state;
+    } catch (err) {
+      state.inFlight--;
+      throw err;
+    }
+  }
+
+  /** Ends a call begun by {@link acquire}, counting it by status class for its account. */
+  private release(state: AccountState, code: number): void {
+    const codeClass = `${Math.floor(code / 100)}xx`;
+    state.codeClasses.add(codeClass);
+    this.calls.inc({ account: state.label, code_class: codeClass });
+    state.inFlight--;
+    state.lastUsed = this.now();
   }
 
   private send(

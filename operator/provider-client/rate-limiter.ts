@@ -1,6 +1,18 @@
 /**
  * A token bucket that delays callers instead of failing them, so a burst of reconciles
  * spreads its provider calls out rather than tripping the provider's own throttling.
+ *
+ * Reservations, as Go's `x/time/rate` makes them: `take` takes its token at once (the count
+ * may go below zero) and sleeps for exactly as long as that token needs to refill, so callers
+ * are served in arrival order without a chain of pollers, and an aborted caller stops
+ * sleeping at once and gives its token back.
+ *
+ * How long a caller can wait is bounded by how many callers share the bucket, not by how much
+ * work is queued: each waiter holds one reservation, so with `n` concurrent callers (the
+ * bucket controller's workers plus the drift scan of that account) the longest wait is about
+ * `n / qps` seconds per call. ProviderClients keeps one bucket per provider account, so the
+ * callers of a noisy account wait behind each other only, and a worker is never held longer
+ * than its own calls' share of its own account's rate.
  */
 
 /** Options of {@link TokenBucket}. */
@@ -11,29 +23,46 @@ export interface TokenBucketOptions {
   readonly burst: number;
   /** Injectable clock for tests. @default Date.now */
   readonly now?: () => number;
+  /**
+   * Waits `ms` (on the same clock as `now`), rejecting with the signal's reason once it aborts.
+   * @default a Node timer
+   */
+  readonly sleep?: (ms: number, signal?: AbortSignal) => Promise<void>;
 }
 
 /** Token bucket with FIFO waiting. */
 export class TokenBucket {
+  /** Tokens available; below zero while callers wait on reservations. */
   private tokens: number;
   private last: number;
   private readonly now: () => number;
-  private tail: Promise<void> = Promise.resolve();
+  private readonly sleep: (ms: number, signal?: AbortSignal) => Promise<void>;
+  private waiters = 0;
 
   constructor(private readonly opts: TokenBucketOptions) {
     if (!(opts.qps > 0) || !(opts.burst >= 1)) {
       throw new Error(`TokenBucket: qps must be > 0 and burst >= 1, got qps=${opts.qps} burst=${opts.burst}`);
     }
     this.now = opts.now ?? Date.now;
+    this.sleep = opts.sleep ?? timerSleep;
     this.tokens = opts.burst;
     this.last = this.now();
   }
 
+  /** Callers currently waiting for their token. */
+  get waiting(): number {
+    return this.waiters;
+  }
+
+  /** True when the bucket is full and nobody waits: dropping it now loses no state. */
+  isIdle(): boolean {
+    this.refill();
+    return this.waiters === 0 && this.tokens >= this.opts.burst;
+  }
+
   /** Ms to wait before a token is available, taking it if the wait is zero. */
   tryTake(): number {
-    const t = this.now();
-    this.tokens = Math.min(this.opts.burst, this.tokens + ((t - this.last) / 1000) * this.opts.qps);
-    this.last = t;
+    this.refill();
     if (this.tokens >= 1) {
       this.tokens -= 1;
       return 0;
@@ -41,18 +70,51 @@ export class TokenBucket {
     return Math.ceil(((1 - this.tokens) / this.opts.qps) * 1000);
   }
 
-  /** Resolves when a token has been taken; callers are served in arrival order. */
-  take(signal?: AbortSignal): Promise<void> {
-    const run = async (): Promise<void> => {
-      for (;;) {
-        signal?.throwIfAborted();
-        const wait = this.tryTake();
-        if (wait === 0) return;
-        await new Promise<void>((resolve) => setTimeout(resolve, wait));
-      }
-    };
-    const next = this.tail.then(run);
-    this.tail = next.catch(() => undefined);
-    return next;
+  /**
+   * Resolves, with the ms it waited, once a token has been taken; callers are served in
+   * arrival order. Rejects with the signal's reason as soon as `signal` aborts, returning
+   * the token it had reserved.
+   */
+  async take(signal?: AbortSignal): Promise<number> {
+    signal?.throwIfAborted();
+    this.refill();
+    this.tokens -= 1;
+    if (this.tokens >= 0) return 0;
+    const wait = Math.ceil((-this.tokens / this.opts.qps) * 1000);
+    this.waiters++;
+    try {
+      await this.sleep(wait, signal);
+      return wait;
+    } catch (err) {
+      // Later reservations keep their (now slightly pessimistic) times; the token is not lost.
+      this.tokens = Math.min(this.opts.burst, this.tokens + 1);
+      throw err;
+    } finally {
+      this.waiters--;
+    }
   }
+
+  private refill(): void {
+    const t = this.now();
+    this.tokens = Math.min(this.opts.burst, this.tokens + ((t - this.last) / 1000) * this.opts.qps);
+    this.last = t;
+  }
+}
+
+function timerSleep(ms: number, signal?: AbortSignal): Promise<void> {
+  return new Promise((resolve, reject) => {
+    if (signal?.aborted) {
+      reject(signal.reason);
+      return;
+    }
+    const onAbort = (): void => {
+      clearTimeout(timer);
+      reject(signal?.reason);
+    };
+    const timer = setTimeout(() => {
+      signal?.removeEventListener('abort', onAbort);
+      resolve();
+    }, ms);
+    signal?.addEventListener('abort', onAbort, { once: true });
+  });
 }

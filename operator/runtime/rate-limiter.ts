@@ -1,9 +1,10 @@
 /**
  * Rate limiters for the workqueue, after client-go's: a per-item exponential backoff so one
- * broken object backs off alone, combined with an overall token bucket so a mass failure
- * cannot hammer the API server.
+ * broken object backs off alone, combined with a token bucket per namespace (flow.ts) so a
+ * mass failure backs off as a whole without delaying the other namespaces' retries.
  */
 import { realClock, type Clock } from './clock';
+import { PerFlowTokenBucketRateLimiter } from './flow';
 
 /** Decides how long an item waits before its next retry. */
 export interface RateLimiter {
@@ -125,10 +126,13 @@ export interface ControllerRateLimiterOptions {
   readonly clock?: Clock;
 }
 
-/** Per-item exponential backoff combined (max of) with an overall token bucket. */
+/**
+ * Per-item exponential backoff combined (max of) with controller-runtime's token bucket, kept
+ * per namespace (flow.ts) so that one namespace's failures cannot delay another's retries.
+ */
 export function defaultControllerRateLimiter(opts: ControllerRateLimiterOptions = {}): RateLimiter {
   return new MaxOfRateLimiter(
     new ItemExponentialRateLimiter(opts.baseDelayMs ?? 5, opts.maxDelayMs ?? 1_000_000),
-    new TokenBucketRateLimiter(opts.qps ?? 10, opts.burst ?? 100, opts.clock ?? realClock),
+    new PerFlowTokenBucketRateLimiter(opts.qps ?? 10, opts.burst ?? 100, opts.clock ?? realClock),
   );
 }

@@ -5,14 +5,31 @@
  * handed to two workers at once, and a key added while it is being processed is processed
  * once more after `done`.
  *
- * Ready keys wait in one FIFO bucket per priority, so add, get and a priority raise cost
- * amortised O(1) (plus the handful of distinct priorities) however many keys are queued. Higher
- * priorities go first, with one rule against starvation: after `starvationLimit` hand-outs
- * in a row that passed over a waiting lower-priority key, the next hand-out is the key that
- * has been ready longest, whatever its priority. Low-priority work therefore keeps at least
- * one hand-out in `starvationLimit + 1` however much high-priority work arrives.
+ * Within a priority, keys are served fairly by flow, as the API server's Priority and
+ * Fairness serves its queues: the flow of a key is its namespace (the part before the first
+ * '/'), and the non-empty flows take turns, one key per turn, each flow in FIFO order. So a
+ * namespace that queues 5,000 keys delays another namespace's one key by at most one hand-out
+ * per other waiting flow, not by 5,000. A key without a '/' (a cluster-scoped object) belongs
+ * to the flow of the empty namespace: cluster-scoped objects share one turn, as they share one
+ * scope. With a single flow (every key in one namespace, or none with a '/') the order is
+ * plain FIFO, as before.
+ *
+ * Higher priorities go first, with one rule against starvation: after `starvationLimit`
+ * hand-outs in a row that passed over a waiting lower-priority key, the next hand-out goes to
+ * the priority whose longest-waiting key has waited longest, whatever that priority is, and is
+ * taken there by the same turn of flows. Low-priority work therefore keeps at least one
+ * hand-out in `starvationLimit + 1` however much high-priority work arrives, and one
+ * namespace's backlog cannot take the low-priority share of the others either.
+ *
+ * Cost: add, get, done and a priority raise are amortised O(1) plus the handful of distinct
+ * priorities, however many keys and namespaces are queued. Nothing walks the keys or the
+ * flows: each priority keeps its keys in FIFOs (one per flow, one in age order) and its
+ * non-empty flows in a FIFO of turns, all with O(1) push, head and removal (`KeyFifo`). A get
+ * takes the head of the next flow and moves that flow to the back of the turns (or drops it
+ * from them once empty); a flow that refills joins at the back.
  */
 import { realClock, type Clock, type TimerHandle } from './clock';
+import { flowOf } from './flow';
 import { defaultControllerRateLimiter, type RateLimiter } from './rate-limiter';
 
 /**
@@ -63,8 +80,9 @@ export interface WorkQueueOptions {
   readonly clock?: Clock;
   readonly metrics?: WorkQueueMetricsProvider;
   /**
-   * Hand-outs in a row that may pass over a ready lower-priority key before the longest
-   * waiting key is served instead; 0 serves strictly by age (plain FIFO). @default 9
+   * Hand-outs in a row that may pass over a ready lower-priority key before the priority of
+   * the longest waiting key is served instead (by turns of its flows); 0 always serves the
+   * priority whose oldest key is oldest (plain FIFO when there is one flow). @default 9
    */
   readonly starvationLimit?: number;
 }
@@ -100,7 +118,7 @@ interface Entry {
   delay?: { readyAt: number; timer: TimerHandle };
   /** When it became ready, for the queue-duration metric. */
   readySince: number;
-  /** Order of entry into its ready bucket: the bucket heads' ages are compared by it. */
+  /** Order of entry into its ready level: the starvation rule compares the levels' oldest keys by it. */
   seq: number;
 }
 
@@ -114,9 +132,9 @@ export class WorkQueue implements UnfinishedWorkProbe {
 
   /** Every key that needs processing: waiting for its delay, ready, or parked while in flight. */
   private readonly entries = new Map<string, Entry>();
-  /** Ready keys not in flight, one FIFO per priority. */
-  private readonly buckets = new Map<number, KeyFifo>();
-  /** Priorities of the non-empty buckets, highest first; a handful, so a sorted array is enough. */
+  /** Ready keys not in flight, one fair level per priority. */
+  private readonly buckets = new Map<number, FairLevel>();
+  /** Priorities of the non-empty levels, highest first; a handful, so a sorted array is enough. */
   private priorities: number[] = [];
   /** Number of keys across all buckets. */
   private ready = 0;
@@ -315,7 +333,7 @@ export class WorkQueue implements UnfinishedWorkProbe {
   private enqueue(key: string, entry: Entry): void {
     let bucket = this.buckets.get(entry.priority);
     if (!bucket) {
-      bucket = new KeyFifo();
+      bucket = new FairLevel();
       this.buckets.set(entry.priority, bucket);
       this.priorities.push(entry.priority);
       this.priorities.sort((a, b) => b - a);
@@ -331,6 +349,11 @@ export class WorkQueue implements UnfinishedWorkProbe {
   private removeFromBucket(key: string, priority: number): void {
     const bucket = this.buckets.get(priority);
     if (!bucket?.delete(key)) return;
+    this.afterRemoval(bucket, priority);
+  }
+
+  /** Bookkeeping after one key left the level of `priority`. */
+  private afterRemoval(bucket: FairLevel, priority: number): void {
     this.ready--;
     this.metrics.setPriorityDepth?.(priority, bucket.size);
     if (bucket.size === 0) {
@@ -352,10 +375,11 @@ export class WorkQueue implements UnfinishedWorkProbe {
       priority = this.oldestBucket();
       this.passedOver = 0;
     }
-    const key = this.buckets.get(priority)?.peek();
-    if (key === undefined) return undefined;
+    const bucket = this.buckets.get(priority);
+    const key = bucket?.shift();
+    if (bucket === undefined || key === undefined) return undefined;
+    this.afterRemoval(bucket, priority);
     const entry = this.entries.get(key);
-    this.removeFromBucket(key, priority);
     this.entries.delete(key);
     const now = this.clock.now();
     this.processing.set(key, now);
@@ -364,13 +388,13 @@ export class WorkQueue implements UnfinishedWorkProbe {
     return { key, priority };
   }
 
-  /** Priority of the bucket whose head has been ready longest. */
+  /** Priority of the level whose longest-waiting key has been ready longest. */
   private oldestBucket(): number {
     let best = this.priorities[0] ?? Priority.Normal;
     let bestSeq = Infinity;
     for (const p of this.priorities) {
-      const head = this.buckets.get(p)?.peek();
-      const seq = head === undefined ? undefined : this.entries.get(head)?.seq;
+      const oldest = this.buckets.get(p)?.oldest();
+      const seq = oldest === undefined ? undefined : this.entries.get(oldest)?.seq;
       if (seq !== undefined && seq < bestSeq) {
         bestSeq = seq;
         best = p;
@@ -383,6 +407,75 @@ export class WorkQueue implements UnfinishedWorkProbe {
     const waiters = this.drainWaiters;
     this.drainWaiters = [];
     for (const w of waiters) w();
+  }
+}
+
+/**
+ * The ready keys of one priority, served round robin over their flows. Every operation is
+ * amortised O(1): `turns` holds each non-empty flow once, next to serve first, so neither a
+ * hand-out nor a removal looks at any other flow or key.
+ */
+class FairLevel {
+  /** Every key of the level in the order it became ready, for the starvation rule. */
+  private readonly byAge = new KeyFifo();
+  /** Keys of each non-empty flow, FIFO. */
+  private readonly flows = new Map<string, KeyFifo>();
+  /** Non-empty flows, the one to serve next first. */
+  private readonly turns = new KeyFifo();
+
+  get size(): number {
+    return this.byAge.size;
+  }
+
+  has(key: string): boolean {
+    return this.byAge.has(key);
+  }
+
+  push(key: string): void {
+    if (this.byAge.has(key)) return;
+    this.byAge.push(key);
+    const flow = flowOf(key);
+    let keys = this.flows.get(flow);
+    if (!keys) {
+      keys = new KeyFifo();
+      this.flows.set(flow, keys);
+      // A new or refilled flow waits for one turn of every flow already waiting.
+      this.turns.push(flow);
+    }
+    keys.push(key);
+  }
+
+  /** The key that has been ready longest, whatever its flow. */
+  oldest(): string | undefined {
+    return this.byAge.peek();
+  }
+
+  /** Removes and returns the head of the flow whose turn it is; that flow goes to the back. */
+  shift(): string | undefined {
+    const flow = this.turns.peek();
+    if (flow === undefined) return undefined;
+    const key = this.flows.get(flow)?.peek();
+    if (key === undefined) return undefined;
+    this.delete(key);
+    // Still waiting: to the back of the turns (delete kept it at the front).
+    if (this.flows.has(flow)) {
+      this.turns.delete(flow);
+      this.turns.push(flow);
+    }
+    return key;
+  }
+
+  /** Removes `key` from wherever it waits; its flow keeps its turn unless it emptied. */
+  delete(key: string): boolean {
+    if (!this.byAge.delete(key)) return false;
+    const flow = flowOf(key);
+    const keys = this.flows.get(flow);
+    keys?.delete(key);
+    if (keys && keys.size === 0) {
+      this.flows.delete(flow);
+      this.turns.delete(flow);
+    }
+    return true;
   }
 }
 

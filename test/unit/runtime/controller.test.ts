@@ -1,5 +1,6 @@
 import { expect } from 'chai';
-import { FakeClock } from '../../../operator/runtime/clock';
+import { TokenBucket } from '../../../operator/provider-client/rate-limiter';
+import { FakeClock, sleep } from '../../../operator/runtime/clock';
 import { newControllerManagedBy, type ControllerBuilder } from '../../../operator/runtime/builder';
 import { ReconcileTimeoutError, type Controller } from '../../../operator/runtime/controller';
 import { InformerFactory } from '../../../operator/runtime/informer-factory';
@@ -646,6 +647,54 @@ describe('Controller', () => {
       await finishAll(r, backlog.length + 2);
       expect(r.order).to.deep.equal(['b0', 'b1', 'x', 'b2', 'b3', 'b0']);
     });
+  });
+
+  it('a noisy tenant throttled by its account limiter does not keep a quiet tenant from a worker', async () => {
+    // 8 workers, 5,000 new keys of one namespace whose provider account allows 20 calls/s
+    // (two calls per reconcile, as observe plus act), then one key of another namespace with
+    // an account of its own. The workers all sit in the noisy limiter, but each for at most
+    // (waiters / qps): the limiter's queue is as long as the workers, not as the backlog.
+    const noisy: { account?: TokenBucket } = {};
+    const started: string[] = [];
+    const reconciler: Reconciler = {
+      async reconcile(req, ctx) {
+        started.push(`${req.namespace}/${req.name}`);
+        if (req.namespace === 'noisy') {
+          await noisy.account?.take(ctx.signal);
+          await noisy.account?.take(ctx.signal);
+        }
+        return done();
+      },
+    };
+    h = harness(reconciler, (b) => b.for(Widget), { maxConcurrentReconciles: 8 });
+    const clock = h.clock;
+    const noisyAccount = (noisy.account = new TokenBucket({
+      qps: 20,
+      burst: 1,
+      now: () => clock.now(),
+      sleep: (ms, signal) => sleep(clock, ms, signal),
+    }));
+    await settle();
+    const informer = h.source.informer(Widget);
+    for (let i = 0; i < 5_000; i++) informer.upsert(widget(`b-${i}`, { namespace: 'noisy' }));
+    await settle();
+    expect(noisyAccount.waiting, 'every worker waits in the noisy limiter').to.equal(8);
+    try {
+      const addedAt = started.length;
+      const addedAtMs = h.clock.now();
+      informer.upsert(widget('b-0', { namespace: 'quiet' }));
+      for (let i = 0; i < 400 && !started.includes('quiet/b-0'); i++) {
+        h.clock.advance(50);
+        await settle();
+      }
+      const at = started.indexOf('quiet/b-0');
+      expect(at, 'the quiet key was reconciled').to.be.greaterThan(-1);
+      expect(at - addedAt, 'hand-outs before the quiet key').to.be.at.most(2);
+      expect(h.clock.now() - addedAtMs, 'ms (fake) until a worker took it').to.be.at.most(1000);
+    } finally {
+      // Abort the reconciles still waiting for noisy tokens, so the harness can stop.
+      await h.controller.stop(0);
+    }
   });
 
   it('rejects misuse at build time', () => {

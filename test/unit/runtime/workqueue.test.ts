@@ -8,6 +8,7 @@ import {
   defaultControllerRateLimiter,
 } from '../../../operator/runtime/rate-limiter';
 import { done, type Reconciler } from '../../../operator/runtime/reconcile';
+import { PerFlowTokenBucketRateLimiter } from '../../../operator/runtime/flow';
 import { Priority, WorkQueue, type QueueItem, type WorkQueueMetrics, type WorkQueueMetricsProvider } from '../../../operator/runtime/workqueue';
 import { FakeInformerSource, captureLogger, settle, standalone, testKind } from './fakes';
 import { eventually, IN_PROCESS } from '../../support/eventually';
@@ -355,6 +356,136 @@ describe('WorkQueue', () => {
     });
   });
 
+  describe('fairness across namespaces', () => {
+    /** Takes `n` keys (fewer if the queue runs dry), marking each done, as a single worker would. */
+    async function take(q: WorkQueue, n: number): Promise<string[]> {
+      const out: string[] = [];
+      while (out.length < n && q.len() > 0) {
+        const key = await q.get();
+        if (key === undefined) break;
+        out.push(key);
+        q.done(key);
+      }
+      return out;
+    }
+
+    const cases: Record<string, { args: { adds: Array<[key: string, priority?: number]>; take: number; starvationLimit?: number }; want: string[] }> =
+      {
+        'three namespaces interleave, each in FIFO order': {
+          args: { adds: [['a/1'], ['a/2'], ['a/3'], ['b/1'], ['b/2'], ['c/1']], take: 6 },
+          want: ['a/1', 'b/1', 'c/1', 'a/2', 'b/2', 'a/3'],
+        },
+        'keys without a namespace share one flow, FIFO among themselves': {
+          args: { adds: [['x'], ['y'], ['z'], ['a/1'], ['a/2']], take: 5 },
+          want: ['x', 'a/1', 'y', 'a/2', 'z'],
+        },
+        'a higher priority still goes first, whatever the namespaces': {
+          args: { adds: [['a/1', Priority.Low], ['a/2', Priority.Low], ['b/1', Priority.Low], ['c/1'], ['c/2']], take: 5 },
+          want: ['c/1', 'c/2', 'a/1', 'b/1', 'a/2'],
+        },
+        'the starvation rule gives the backlog its share, and takes it round robin there too': {
+          args: {
+            adds: [['a/1', Priority.Low], ['a/2', Priority.Low], ['b/1', Priority.Low], ['n/1'], ['n/2'], ['n/3'], ['n/4']],
+            take: 7,
+            starvationLimit: 1,
+          },
+          want: ['n/1', 'a/1', 'n/2', 'b/1', 'n/3', 'a/2', 'n/4'],
+        },
+        'a raise moves a key to its new priority without costing its old flow the turn': {
+          args: { adds: [['a/1', Priority.Low], ['a/2', Priority.Low], ['b/1', Priority.Low], ['a/1']], take: 3 },
+          want: ['a/1', 'a/2', 'b/1'],
+        },
+      };
+    for (const [name, tc] of Object.entries(cases)) {
+      it(name, async () => {
+        const clock = new FakeClock();
+        const q = new WorkQueue({
+          name: 'fair',
+          clock,
+          ...(tc.args.starvationLimit === undefined ? {} : { starvationLimit: tc.args.starvationLimit }),
+        });
+        for (const [key, priority] of tc.args.adds) q.addWithOptions(key, priority === undefined ? {} : { priority });
+        expect(await take(q, tc.args.take)).to.deep.equal(tc.want);
+      });
+    }
+
+    it('hands out one key of a quiet namespace within 2 hand-outs, with 5,000 keys of a noisy one queued', async () => {
+      const { q } = queue();
+      for (let i = 0; i < 5_000; i++) q.add(`noisy/b-${i}`);
+      expect(await take(q, 3)).to.deep.equal(['noisy/b-0', 'noisy/b-1', 'noisy/b-2']);
+      q.add('quiet/b-0');
+      const next = await take(q, 2);
+      expect(next, 'the quiet key is among the next two hand-outs').to.include('quiet/b-0');
+      expect(q.len()).to.equal(5_000 - 3 - 1);
+    });
+
+    it("does the same at low priority, where the noisy tenant's re-checks wait", async () => {
+      const { q } = queue();
+      for (let i = 0; i < 5_000; i++) q.addWithOptions(`noisy/b-${i}`, { priority: Priority.Low });
+      q.addWithOptions('quiet/b-0', { priority: Priority.Low });
+      expect(await take(q, 2)).to.deep.equal(['noisy/b-0', 'quiet/b-0']);
+    });
+
+    it('a flow that empties and refills rejoins the rotation, behind the flows waiting', async () => {
+      const { q } = queue();
+      q.add('a/1');
+      q.add('b/1');
+      q.add('b/2');
+      expect(await take(q, 1)).to.deep.equal(['a/1']);
+      expect(await take(q, 1), 'b now').to.deep.equal(['b/1']);
+      q.add('a/2');
+      q.add('c/1');
+      expect(await take(q, 3), 'a refilled after b had its turn: b, then a, then c').to.deep.equal(['b/2', 'a/2', 'c/1']);
+      q.add('a/3');
+      expect(await take(q, 1), 'a alone again').to.deep.equal(['a/3']);
+      expect(q.len()).to.equal(0);
+    });
+
+    it('a key re-added while in flight rejoins its flow behind the flows waiting', async () => {
+      const { q } = queue();
+      q.add('a/1');
+      q.add('b/1');
+      const first = await q.get();
+      q.add('a/1');
+      q.add('a/2');
+      q.done(first ?? '');
+      expect(await take(q, 3)).to.deep.equal(['b/1', 'a/2', 'a/1']);
+    });
+
+    it('gets, adds and raises never walk the queued keys or flows (10,000 keys in 1,000 namespaces)', async () => {
+      // Counting, not timing: every Map, Set and Array iteration steps an iterator's next().
+      // A get that scanned the keys or the flows would step about n/2 times per hand-out
+      // (25,000,000 here); the queue's own loops run over the handful of priorities only.
+      const { q } = queue();
+      const keys: string[] = [];
+      for (let ns = 0; ns < 1_000; ns++) for (let i = 0; i < 10; i++) keys.push(`ns-${ns}/b-${i}`);
+      const protos = [new Map().values(), new Set().values(), [].values()].map((it) => Object.getPrototypeOf(it) as { next: () => unknown });
+      const originals = protos.map((p) => p.next);
+      let steps = 0;
+      protos.forEach((p, i) => {
+        const next = originals[i];
+        p.next = function (this: unknown) {
+          steps++;
+          return next?.call(this);
+        };
+      });
+      let got: string[];
+      try {
+        for (const k of keys) q.addWithOptions(k, { priority: Priority.Low });
+        for (const k of keys.filter((_, i) => i % 7 === 0)) q.add(k);
+        got = await take(q, keys.length);
+      } finally {
+        protos.forEach((p, i) => {
+          const next = originals[i];
+          if (next) p.next = next;
+        });
+      }
+      expect(got).to.have.length(keys.length);
+      expect(new Set(got).size).to.equal(keys.length);
+      expect(steps, 'iterator steps over 10,000 adds, 1,429 raises and 10,000 gets').to.be.below(20 * keys.length);
+    });
+  });
+
   it('reports adds, retries, depth and durations to its metrics provider', async () => {
     const clock = new FakeClock();
     const seen = { adds: 0, retries: 0, depth: [] as number[], queued: [] as number[], work: [] as number[] };
@@ -451,6 +582,83 @@ describe('rate limiters', () => {
       expect(got).to.deep.equal(tc.steps.map(([, e]) => e));
     });
   }
+
+  const perFlowCases: Record<string, { args: { qps: number; burst: number; steps: Array<[key: string, advanceMs: number]> }; want: number[] }> = {
+    'each namespace has its own burst': {
+      args: {
+        qps: 10,
+        burst: 2,
+        steps: [
+          ['a/1', 0],
+          ['a/2', 0],
+          ['a/3', 0],
+          ['b/1', 0],
+          ['b/2', 0],
+          ['b/3', 0],
+        ],
+      },
+      want: [0, 0, 100, 0, 0, 100],
+    },
+    'keys without a namespace share one bucket': {
+      args: {
+        qps: 10,
+        burst: 1,
+        steps: [
+          ['x', 0],
+          ['y', 0],
+          ['ns/z', 0],
+        ],
+      },
+      want: [0, 100, 0],
+    },
+    'a namespace refills on its own': {
+      args: {
+        qps: 10,
+        burst: 1,
+        steps: [
+          ['a/1', 0],
+          ['a/2', 0],
+          ['a/3', 200],
+          ['b/1', 0],
+        ],
+      },
+      want: [0, 100, 0, 0],
+    },
+  };
+  for (const [name, tc] of Object.entries(perFlowCases)) {
+    it(`PerFlowTokenBucketRateLimiter: ${name}`, () => {
+      const clock = new FakeClock();
+      const rl = new PerFlowTokenBucketRateLimiter(tc.args.qps, tc.args.burst, clock);
+      const got = tc.args.steps.map(([key, adv]) => {
+        clock.advance(adv);
+        return Math.round(rl.when(key));
+      });
+      expect(got).to.deep.equal(tc.want);
+    });
+  }
+
+  it("5,000 failures in one namespace do not delay another namespace's first retry", () => {
+    const clock = new FakeClock();
+    const rl = defaultControllerRateLimiter({ clock });
+    for (let i = 0; i < 5_000; i++) rl.when(`noisy/b-${i}`);
+    expect(rl.when('quiet/b-0'), 'ms before the quiet retry').to.equal(5);
+    expect(rl.when('noisy/b-5000'), 'the noisy namespace still backs off as a whole').to.be.greaterThan(400_000);
+  });
+
+  it('PerFlowTokenBucketRateLimiter keeps a bucket only while a namespace has not refilled', () => {
+    const clock = new FakeClock();
+    const rl = new PerFlowTokenBucketRateLimiter(10, 10, clock);
+    for (let i = 0; i < 20; i++) rl.when(`a/${i}`);
+    rl.when('b/0');
+    expect(rl.flows()).to.equal(2);
+    clock.advance(1_000);
+    rl.forget('b/0');
+    rl.forget('a/0');
+    expect(rl.flows(), 'b refilled and went; a still owes 1 s').to.equal(1);
+    clock.advance(1_000);
+    rl.forget('a/1');
+    expect(rl.flows()).to.equal(0);
+  });
 
   it('MaxOfRateLimiter takes the longest delay and lets the bucket bound a failure storm', () => {
     const clock = new FakeClock();
