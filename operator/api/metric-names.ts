@@ -41,6 +41,8 @@ export const BucketMetric = {
   deletion: 'bucketoperator_bucket_deletion_seconds',
   /** Counter {field}: provider drift the operator corrected, by spec field. */
   driftCorrected: 'bucketoperator_drift_corrected_total',
+  /** Counter {reason}: provider accounts whose drift scan failed (operator/bucket/drift-scanner); only that account's scan stops. */
+  driftScanFailures: 'bucketoperator_drift_scan_failures_total',
   /** Counter {resource, verb, code}: failed writes to the API server (operator/runtime/write-failures). */
   writeFailures: 'bucketoperator_write_failures_total',
 } as const;

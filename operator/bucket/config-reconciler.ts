@@ -19,6 +19,7 @@ import {
   type Request,
 } from '../runtime';
 import { endpointProblem } from './connect';
+import { scanCondition, type ScanStates } from './drift-scan-state';
 import { BUCKETS_BY_CONFIG } from './indexes';
 import { PROVIDER_CONFIG } from './kinds';
 import { ConditionType, Reason } from './reasons';
@@ -36,6 +37,8 @@ export interface ConfigReconcilerDeps {
   readonly writer: ObjectWriter;
   /** `--allow-link-local-endpoints`, so Ready says what connect() will say. @default false */
   readonly allowLinkLocalEndpoints?: boolean;
+  /** The drift scanner's latest outcome per config, reported as the DriftScanned condition. */
+  readonly scanStates?: ScanStates;
   /** @default () => new Date() */
   readonly now?: () => Date;
 }
@@ -118,11 +121,13 @@ export class ConfigReconciler implements Reconciler {
   ): Promise<void> {
     const prev = config.status ?? {};
     const generation = config.metadata.generation;
-    const conditions = setCondition(
+    let conditions = setCondition(
       prev.conditions as Condition[] | undefined,
       { type: ConditionType.Ready, ...ready, observedGeneration: generation },
       this.now(),
     );
+    const scan = this.d.scanStates?.get(`${config.metadata.namespace ?? ''}/${config.metadata.name ?? ''}`);
+    if (scan) conditions = setCondition(conditions, scanCondition(scan, generation), this.now());
     const next: BucketProviderConfigStatus = { bucketCount, conditions, ...(generation !== undefined ? { observedGeneration: generation } : {}) };
     const same =
       prev.bucketCount === next.bucketCount &&

@@ -6,13 +6,17 @@
  * left alone, trusting its status.
  */
 import type { Logger } from 'pino';
-import type { StorageBucket } from '../api/v1';
-import { isProviderError } from '../provider-client';
+import { Counter, type Registry } from 'prom-client';
+import { BucketMetric } from '../api/metric-names';
+import type { BucketProviderConfig, StorageBucket } from '../api/v1';
+import { isProviderError, LIST_PAGE_LIMIT, NOT_JSON, UNUSABLE_LIST } from '../provider-client';
 import { KeyChannel, keyOf, realClock, sleep, type Cache, type Clock, type Manager, type Runnable } from '../runtime';
 import { connect, ConnectError, type ConnectDeps, type Connection } from './connect';
 import { compare, DriftReports, type DriftFinding } from './drift';
+import { ScanStates, type ScanFailureReason, type ScanState } from './drift-scan-state';
 import { statusTrusted } from './plan';
 import { MANAGED_FILTER } from './tags';
+import type { EventSink } from './writer';
 
 /** Dependencies of {@link DriftScanner}. */
 export interface DriftScannerDeps extends ConnectDeps {
@@ -24,6 +28,18 @@ export interface DriftScannerDeps extends ConnectDeps {
   readonly logger: Logger;
   /** Time between the end of one scan and the start of the next. @default 60000 */
   readonly intervalMs?: number;
+  /** How long one account's list may take, all pages together. @default half the interval, at most 30 s */
+  readonly accountDeadlineMs?: number;
+  /** Accounts listed at once. @default 4 */
+  readonly concurrency?: number;
+  /** Each config's latest scan outcome, for the config controller to report. @default a private one */
+  readonly states?: ScanStates;
+  /** The config controller's channel: a config whose scan outcome changed is sent there. */
+  readonly configChannel?: KeyChannel;
+  /** Warning and recovery Events on the config whose account's scan failed. */
+  readonly events?: EventSink;
+  /** Registers `bucketoperator_drift_scan_failures_total{reason}`. */
+  readonly registry?: Registry;
   /** @default realClock */
   readonly clock?: Clock;
 }
@@ -40,17 +56,42 @@ export interface ScanSummary {
 interface Group {
   readonly conn: Connection;
   readonly buckets: StorageBucket[];
+  /** The configs whose buckets are in this account, by `namespace/name`. */
+  readonly configs: Map<string, BucketProviderConfig>;
 }
 
-/** Lists the provider in bulk every drift interval and enqueues the buckets that differ. */
+/** One account's outcome: findings to record (unless undefined: keep the previous ones) and its state. */
+interface AccountOutcome {
+  readonly findings?: DriftFinding[];
+  readonly state: ScanState;
+}
+
+/** Event reasons of the scan, on BucketProviderConfigs. */
+export const ScanEventReason = { DriftScanFailed: 'DriftScanFailed', DriftScanRecovered: 'DriftScanRecovered' } as const;
+
+/**
+ * Lists the provider in bulk every drift interval and enqueues the buckets that differ. Every
+ * account is scanned on its own: with its own deadline and page limit, a few at a time, so an
+ * account whose provider answers slowly, with something that is not a list, or with paging that
+ * never ends stops only its own scan (shown on its configs' status, an Event and a metric), and
+ * every other account is still scanned on time.
+ */
 export class DriftScanner implements Runnable {
   readonly name = 'drift-scanner';
   private readonly intervalMs: number;
+  private readonly deadlineMs: number;
+  private readonly concurrency: number;
   private readonly clock: Clock;
+  private readonly states: ScanStates;
+  private readonly failures?: Counter<'reason'>;
 
   constructor(private readonly d: DriftScannerDeps) {
     this.intervalMs = d.intervalMs ?? 60_000;
+    this.deadlineMs = d.accountDeadlineMs ?? Math.min(30_000, Math.max(1000, Math.floor(this.intervalMs / 2)));
+    this.concurrency = Math.max(1, d.concurrency ?? 4);
     this.clock = d.clock ?? realClock;
+    this.states = d.states ?? new ScanStates();
+    if (d.registry) this.failures = driftScanFailures(d.registry);
   }
 
   /** Scans at once (a new leader knows nothing of the provider yet), then every interval. */
@@ -68,27 +109,35 @@ export class DriftScanner implements Runnable {
 
   /** One pass over every account; sends each finding to the controller. */
   async scan(signal?: AbortSignal): Promise<ScanSummary> {
-    const groups = await this.groups();
+    const groups = await this.groups(signal);
+    const entries = [...groups.entries()];
+    const outcomes = new Map<string, AccountOutcome>();
+    let next = 0;
+    const worker = async (): Promise<void> => {
+      while (next < entries.length) {
+        const entry = entries[next++];
+        if (!entry) return;
+        const [account, group] = entry;
+        outcomes.set(account, await this.scanAccount(group, signal));
+      }
+    };
+    await Promise.all(Array.from({ length: Math.min(this.concurrency, entries.length) }, worker));
+    signal?.throwIfAborted();
+
     const findings: DriftFinding[] = [];
     let failedAccounts = 0;
     for (const [account, group] of groups) {
-      let found: DriftFinding[];
-      try {
-        const listed = await group.conn.client.listBuckets({ tags: MANAGED_FILTER }, signal);
-        found = compare(group.buckets, listed, group.conn.endpoint);
-      } catch (err) {
-        if (signal?.aborted || !isProviderError(err)) throw err;
-        failedAccounts += 1;
-        this.d.logger.info({ err, endpoint: group.conn.endpoint, buckets: group.buckets.length }, 'Drift scan could not list the provider');
-        // Rejected credentials are for each bucket to report in its status; any other failure
-        // keeps the previous findings until the next scan.
-        if (!err.isAuthError) continue;
-        found = group.buckets.map((b) => ({ key: keyOf(b), id: b.status?.id ?? '', reason: 'missing' as const }));
+      const outcome = outcomes.get(account);
+      if (!outcome) continue;
+      if (!outcome.state.ok) failedAccounts += 1;
+      if (outcome.findings) {
+        this.d.reports.record(account, outcome.findings);
+        findings.push(...outcome.findings);
       }
-      this.d.reports.record(account, found);
-      findings.push(...found);
+      for (const [configKey, config] of group.configs) this.report(configKey, config, outcome.state);
     }
     this.d.reports.retain(new Set(groups.keys()));
+    this.states.retain(new Set([...groups.values()].flatMap((g) => [...g.configs.keys()])));
     for (const f of findings) {
       this.d.logger.debug({ namespace: f.key.namespace, name: f.key.name, bucketID: f.id, reason: f.reason }, 'Drift found; reconciling');
       this.d.channel.send(f.key);
@@ -96,29 +145,70 @@ export class DriftScanner implements Runnable {
     return { accounts: groups.size - failedAccounts, failedAccounts, findings };
   }
 
-  /** The buckets that trust their status, by provider account. */
-  private async groups(): Promise<Map<string, Group>> {
+  /** Lists one account within its deadline; never throws except when `signal` (the stop) fired. */
+  private async scanAccount(group: Group, signal: AbortSignal | undefined): Promise<AccountOutcome> {
+    const deadline = AbortSignal.timeout(this.deadlineMs);
+    const both = signal ? AbortSignal.any([signal, deadline]) : deadline;
+    // Twice the pages the cached buckets need, and room for what other clusters keep there:
+    // more than that is paging that does not end.
+    const maxPages = Math.max(100, 2 * Math.ceil(group.buckets.length / LIST_PAGE_LIMIT));
+    try {
+      const listed = await group.conn.client.listBuckets({ tags: MANAGED_FILTER }, both, { maxPages });
+      return { findings: compare(group.buckets, listed, group.conn.endpoint), state: { ok: true } };
+    } catch (err) {
+      signal?.throwIfAborted();
+      const state = scanFailure(err, deadline.aborted, this.deadlineMs);
+      this.failures?.inc({ reason: state.reason });
+      this.d.logger.info(
+        { err, endpoint: group.conn.endpoint, buckets: group.buckets.length, reason: state.reason },
+        'Drift scan of an account failed',
+      );
+      // Rejected credentials are for each bucket to report in its status; any other failure
+      // keeps the previous findings until the next scan.
+      const findings =
+        isProviderError(err) && err.isAuthError
+          ? group.buckets.map((b) => ({ key: keyOf(b), id: b.status?.id ?? '', reason: 'missing' as const }))
+          : undefined;
+      return { ...(findings ? { findings } : {}), state };
+    }
+  }
+
+  /** Records a config's outcome; a change goes to the config controller and, when it fails or recovers, an Event. */
+  private report(configKey: string, config: BucketProviderConfig, state: ScanState): void {
+    const before = this.states.get(configKey);
+    if (!this.states.set(configKey, state)) return;
+    const [namespace = '', name = ''] = configKey.split('/');
+    this.d.configChannel?.send({ namespace, name });
+    if (!state.ok) this.d.events?.event(config, 'Warning', ScanEventReason.DriftScanFailed, 'DriftScan', state.message);
+    else if (before && !before.ok) {
+      this.d.events?.event(config, 'Normal', ScanEventReason.DriftScanRecovered, 'DriftScan', 'drift scan of the provider account succeeded again');
+    }
+  }
+
+  /** The buckets that trust their status, by provider account, with the configs they come through. */
+  private async groups(signal: AbortSignal | undefined): Promise<Map<string, Group>> {
     const groups = new Map<string, Group>();
     const byConfig = new Map<string, Connection | undefined>();
     for (const bucket of this.d.buckets.list()) {
       if (bucket.metadata.deletionTimestamp || !bucket.status?.providerEndpoint) continue;
       const configKey = `${bucket.metadata.namespace ?? ''}/${bucket.spec.providerRef.name}`;
-      if (!byConfig.has(configKey)) byConfig.set(configKey, await this.connect(bucket));
+      if (!byConfig.has(configKey)) byConfig.set(configKey, await this.connect(bucket, signal));
       const conn = byConfig.get(configKey);
       if (!conn || !statusTrusted(bucket, conn.endpoint)) continue;
       let group = groups.get(conn.account);
       if (!group) {
-        group = { conn, buckets: [] };
+        group = { conn, buckets: [], configs: new Map() };
         groups.set(conn.account, group);
       }
       group.buckets.push(bucket);
+      group.configs.set(configKey, conn.config);
     }
     return groups;
   }
 
-  private async connect(bucket: StorageBucket): Promise<Connection | undefined> {
+  private async connect(bucket: StorageBucket, signal: AbortSignal | undefined): Promise<Connection | undefined> {
     try {
-      return await connect(this.d, bucket);
+      return await connect(this.d, bucket, signal);
     } catch (err) {
       // A bucket without a usable config says so in its own status; nothing to list for it.
       if (err instanceof ConnectError) return undefined;
@@ -127,9 +217,36 @@ export class DriftScanner implements Runnable {
   }
 }
 
+/** Registers (or reuses) `bucketoperator_drift_scan_failures_total{reason}` on `registry`. */
+export function driftScanFailures(registry: Registry): Counter<'reason'> {
+  const existing = registry.getSingleMetric(BucketMetric.driftScanFailures) as Counter<'reason'> | undefined;
+  return (
+    existing ??
+    new Counter({
+      name: BucketMetric.driftScanFailures,
+      help: "Provider accounts whose drift scan failed, by reason; each failure stops only that account's scan.",
+      labelNames: ['reason'],
+      registers: [registry],
+    })
+  );
+}
+
+/** Why an account's list failed, as the config's condition and the metric say it (pure). */
+export function scanFailure(err: unknown, deadlineExceeded: boolean, deadlineMs: number): Extract<ScanState, { ok: false }> {
+  const fail = (reason: ScanFailureReason, message: string) => ({ ok: false as const, reason, message: `drift scan: ${message}` });
+  if (deadlineExceeded) return fail('DeadlineExceeded', `listing the provider account took longer than ${deadlineMs} ms`);
+  if (!isProviderError(err)) return fail('UnusableAnswer', 'the provider answered with something that is not a bucket list');
+  if (err.code.startsWith(UNUSABLE_LIST) || err.code === NOT_JSON) return fail('UnusableAnswer', err.message);
+  if (err.isAuthError) return fail('CredentialsRejected', `the provider rejected the API key (HTTP ${err.status})`);
+  if (err.status === 0) return fail('Unreachable', err.message);
+  return fail('ProviderError', `the provider answered HTTP ${err.status}`);
+}
+
 /** Options of {@link driftScan}. */
 export interface DriftScanOptions extends ConnectDeps {
   readonly buckets: Cache<StorageBucket>;
+  /** Warning and recovery Events on configs. */
+  readonly events?: EventSink;
   /** @default 60000 */
   readonly intervalMs?: number;
 }
@@ -138,9 +255,25 @@ export interface DriftScanOptions extends ConnectDeps {
  * Registers a drift scanner on `mgr` (leader only) and returns what the StorageBucket
  * controller needs from it: the channel to watch and the findings its reconciler consults.
  */
-export function driftScan(mgr: Manager, opts: DriftScanOptions): { channel: KeyChannel; reports: DriftReports } {
+export function driftScan(
+  mgr: Manager,
+  opts: DriftScanOptions,
+): { channel: KeyChannel; reports: DriftReports; configChannel: KeyChannel; states: ScanStates } {
   const channel = new KeyChannel();
+  const configChannel = new KeyChannel();
   const reports = new DriftReports();
-  mgr.addRunnable(new DriftScanner({ ...opts, reports, channel, logger: mgr.logger.child({ component: 'drift-scanner' }), clock: mgr.clock }));
-  return { channel, reports };
+  const states = new ScanStates();
+  mgr.addRunnable(
+    new DriftScanner({
+      ...opts,
+      reports,
+      channel,
+      configChannel,
+      states,
+      registry: mgr.metrics.registry,
+      logger: mgr.logger.child({ component: 'drift-scanner' }),
+      clock: mgr.clock,
+    }),
+  );
+  return { channel, reports, configChannel, states };
 }

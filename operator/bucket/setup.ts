@@ -116,7 +116,7 @@ export function setupBucketControllers(mgr: Manager, opts: BucketControllersOpti
     ...opts.controllerOptions,
   };
 
-  const drift = driftScan(mgr, { buckets, configs, secrets, clients: opts.clients, intervalMs: opts.driftIntervalMs });
+  const drift = driftScan(mgr, { buckets, configs, secrets, clients: opts.clients, intervalMs: opts.driftIntervalMs, events: opts.events });
   newControllerManagedBy(mgr, BUCKET_CONTROLLER)
     .for<StorageBucket>(STORAGE_BUCKET, { predicates: bucketPredicates })
     .owns(SECRET, { predicates: [ownedChanged], informerOptions: ownedSecretOptions })
@@ -148,9 +148,18 @@ export function setupBucketControllers(mgr: Manager, opts: BucketControllersOpti
     // creates or deletes is counted once per second rather than written once per bucket.
     .watches<StorageBucket>(STORAGE_BUCKET, configForBucket, { predicates: [membershipChanged], delayMs: CONFIG_COUNT_DELAY_MS })
     .watches<V1Secret>(SECRET, configsForSecret(configs), { informer: credentials })
+    // A drift scan whose outcome for a config changed: the DriftScanned condition follows.
+    .watchesChannel(drift.configChannel)
     .withOptions({ ...runner, maxConcurrentReconciles: 2 })
     .complete(
-      new ConfigReconciler({ configs, buckets, secrets, writer: opts.writer, allowLinkLocalEndpoints: opts.clients.allowLinkLocalEndpoints }),
+      new ConfigReconciler({
+        configs,
+        buckets,
+        secrets,
+        writer: opts.writer,
+        allowLinkLocalEndpoints: opts.clients.allowLinkLocalEndpoints,
+        scanStates: drift.states,
+      }),
     );
 
   // Secrets only matter here when their finalizers or deletion change; data edits do not.

@@ -84,6 +84,34 @@ export type ProviderOperation = 'get' | 'list' | 'create' | 'update' | 'delete' 
 /** Largest page the provider serves; fewer, bigger pages cost fewer rate-limited calls. */
 export const LIST_PAGE_LIMIT = 1000;
 
+/** Code of a ProviderError for a 2xx answer whose body is not JSON. */
+export const NOT_JSON = 'NotJson';
+
+/** Code of a ProviderError for a list answer that cannot be used (not a list, paging that never ends). */
+export const UNUSABLE_LIST = 'UnusableList';
+
+function unusableList(what: string, detail: string): ProviderError {
+  return new ProviderError(`provider list is unusable: ${what}`, { status: 200, code: `${UNUSABLE_LIST}.${detail}` });
+}
+
+/** One page of a bucket list, checked: an object with an `items` array and an optional string `continue`. */
+export function checkListPage(page: unknown): { items: ProviderBucket[]; continue?: string } {
+  if (typeof page !== 'object' || page === null || Array.isArray(page)) throw unusableList('the answer is not an object', 'NotAnObject');
+  const { items, continue: token } = page as { items?: unknown; continue?: unknown };
+  if (!Array.isArray(items)) throw unusableList('the answer has no items array', 'NoItems');
+  if (items.some((b) => typeof b !== 'object' || b === null || typeof (b as { id?: unknown }).id !== 'string')) {
+    throw unusableList('an item has no id', 'BadItem');
+  }
+  if (token !== undefined && token !== null && typeof token !== 'string') throw unusableList('continue is not a string', 'BadContinue');
+  return { items: items as ProviderBucket[], ...(typeof token === 'string' && token !== '' ? { continue: token } : {}) };
+}
+
+/** Limits of one {@link ProviderClient.listBuckets}. */
+export interface ListBucketsOptions {
+  /** More pages than this is an unusable answer. @default unlimited */
+  readonly maxPages?: number;
+}
+
 /** Filter of {@link ProviderClient.listBuckets}. */
 export interface ListBucketsFilter {
   /** Every pair must match (the provider ANDs them). */
@@ -96,9 +124,11 @@ export interface ProviderClient {
   findByIdempotencyKey(key: string, signal?: AbortSignal): Promise<ProviderBucket | undefined>;
   /**
    * Every bucket matching `filter`, following the provider's continue tokens; one call (and
-   * one rate-limiter token) per page of up to {@link LIST_PAGE_LIMIT}.
+   * one rate-limiter token) per page of up to {@link LIST_PAGE_LIMIT}. An answer that is not a
+   * list, a continue token that repeats, or more than `opts.maxPages` pages reject with a
+   * ProviderError whose code starts with {@link UNUSABLE_LIST}.
    */
-  listBuckets(filter: ListBucketsFilter, signal?: AbortSignal): Promise<ProviderBucket[]>;
+  listBuckets(filter: ListBucketsFilter, signal?: AbortSignal, opts?: ListBucketsOptions): Promise<ProviderBucket[]>;
   /**
    * Revokes `key`: no create with it can commit from now on, not even one already in flight
    * whose answer never came. Resolves the live bucket the key made, if any; that bucket is not
@@ -190,23 +220,23 @@ export class ProviderClients {
         );
         return res.items[0];
       },
-      listBuckets: async (filter, signal) => {
+      listBuckets: async (filter, signal, opts = {}) => {
         const items: ProviderBucket[] = [];
+        const seen = new Set<string>();
+        const maxPages = opts.maxPages ?? Number.POSITIVE_INFINITY;
         let token: string | undefined;
+        let pages = 0;
         do {
+          if (++pages > maxPages) throw unusableList(`more than ${maxPages} pages`, 'TooManyPages');
           const query = new URLSearchParams({ limit: String(LIST_PAGE_LIMIT) });
           for (const [k, v] of Object.entries(filter.tags ?? {})) query.append('tag', `${k}=${v}`);
           if (token !== undefined) query.set('continue', token);
-          const page = await call<{ items: ProviderBucket[]; continue?: string }>(
-            'list',
-            'GET',
-            `buckets?${query.toString()}`,
-            undefined,
-            undefined,
-            signal,
-          );
+          const page = checkListPage(await call<unknown>('list', 'GET', `buckets?${query.toString()}`, undefined, undefined, signal));
           items.push(...page.items);
           token = page.continue;
+          // A token seen before would page forever: the provider's paging is broken.
+          if (token !== undefined && seen.has(token)) throw unusableList('a continue token repeated', 'ContinueRepeated');
+          if (token !== undefined) seen.add(token);
         } while (token !== undefined);
         return items;
       },
@@ -296,7 +326,11 @@ export class ProviderClients {
       const res = await this.send(url, method, apiKey, body, headers, signal);
       code = res.status;
       if (res.status >= 200 && res.status < 300) {
-        return (res.text ? JSON.parse(res.text) : undefined) as T;
+        try {
+          return (res.text ? JSON.parse(res.text) : undefined) as T;
+        } catch {
+          throw new ProviderError(`provider ${op} answered ${res.status} with a body that is not JSON`, { status: res.status, code: NOT_JSON });
+        }
       }
       throw toProviderError(op, res.status, res.text, res.retryAfter);
     } catch (err) {

@@ -1,3 +1,4 @@
+import { driftScanFailures } from '../../../operator/bucket/drift-scanner';
 import { expect } from 'chai';
 import { execFileSync } from 'node:child_process';
 import { readdirSync, readFileSync } from 'node:fs';
@@ -55,6 +56,7 @@ async function servedNames(): Promise<Set<string>> {
   const metrics = new Metrics({ registry });
   new WriteFailureReporter({ logger: pino({ level: 'silent' }), metrics });
   const clients = new ProviderClients({ registry });
+  driftScanFailures(registry);
   new BucketLifecycleMetrics({ registry, informer: { cache: { list: () => [] }, addEventHandler: () => undefined } });
   clients.close();
   const out = new Set<string>();
