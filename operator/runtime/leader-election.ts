@@ -253,16 +253,20 @@ export class LeaderElector {
     const bound = new AbortController();
     const timer = this.clock.setTimeout(() => bound.abort(new Error('lease release timed out')), this.cfg.renewDeadlineMs);
     try {
-      const released = await this.opts.client.update<Lease>(Leases, {
-        ...lease,
-        spec: {
-          holderIdentity: '',
-          leaseDurationSeconds: 1,
-          acquireTime: now,
-          renewTime: now,
-          leaseTransitions: lease.spec.leaseTransitions ?? 0,
+      const released = await this.opts.client.update<Lease>(
+        Leases,
+        {
+          ...lease,
+          spec: {
+            holderIdentity: '',
+            leaseDurationSeconds: 1,
+            acquireTime: now,
+            renewTime: now,
+            leaseTransitions: lease.spec.leaseTransitions ?? 0,
+          },
         },
-      }, { signal: bound.signal });
+        { signal: bound.signal },
+      );
       this.observe(released);
       this.logger.info('Released leader lease');
     } catch (err) {
@@ -328,10 +332,13 @@ export class LeaderElector {
     stop.addEventListener('abort', onStop, { once: true });
     let timer: unknown;
     const expired = new Promise<Attempt>((resolve) => {
-      timer = this.clock.setTimeout(() => {
-        ctl.abort(new Error('renew deadline passed'));
-        resolve('error');
-      }, Math.max(0, ms));
+      timer = this.clock.setTimeout(
+        () => {
+          ctl.abort(new Error('renew deadline passed'));
+          resolve('error');
+        },
+        Math.max(0, ms),
+      );
     });
     try {
       return await Promise.race([attempt(ctl.signal), expired]);

@@ -82,7 +82,10 @@ export function proxyFromEnv(env: NodeJS.ProcessEnv): ProxyConfig | undefined {
  * subdomains), each optionally with `:port`.
  */
 export function bypassProxy(noProxy: string, host: string, port: number): boolean {
-  const h = host.toLowerCase().replace(/^\[(.*)\]$/, '$1').replace(/\.$/, '');
+  const h = host
+    .toLowerCase()
+    .replace(/^\[(.*)\]$/, '$1')
+    .replace(/\.$/, '');
   if (h === 'localhost') return true;
   const family = isIP(h);
   if (family !== 0 && isLoopback(h, family)) return true;

@@ -346,7 +346,10 @@ export class Transport {
     const acquiring = this.pools[lane].acquire(cert);
     let gaveUp = false;
     // A slot granted after the caller gave up goes straight back, or the session would count a stream forever.
-    acquiring.then((s) => gaveUp && s.release(), () => undefined);
+    acquiring.then(
+      (s) => gaveUp && s.release(),
+      () => undefined,
+    );
     const slot = await withSignal(acquiring, r.signal, timeoutMs).catch((err: unknown) => {
       gaveUp = true;
       throw err;
@@ -354,7 +357,10 @@ export class Transport {
     const basePath = this.server.pathname.replace(/\/$/, '');
     let stream: http2.ClientHttp2Stream;
     try {
-      stream = slot.session.request({ ':method': r.method, ':path': basePath + r.path, ...this.headers(r, creds) }, { endStream: r.body === undefined });
+      stream = slot.session.request(
+        { ':method': r.method, ':path': basePath + r.path, ...this.headers(r, creds) },
+        { endStream: r.body === undefined },
+      );
     } catch (err) {
       slot.release();
       throw err;

@@ -23,7 +23,10 @@ describe('loadKubeconfigs (KUBECONFIG merge)', () => {
   });
   afterEach(() => s.cleanup());
 
-  const cases: Record<string, { args: { files: Record<string, Doc>; order: string[] }; want: { server: string; namespace?: string; token?: string } }> = {
+  const cases: Record<
+    string,
+    { args: { files: Record<string, Doc>; order: string[] }; want: { server: string; namespace?: string; token?: string } }
+  > = {
     'current-context from the first file that sets it': {
       args: {
         files: {
@@ -88,12 +91,16 @@ describe('loadKubeconfigs (KUBECONFIG merge)', () => {
   });
 
   it('names every path when none exists', () => {
-    expect(() => loadRestConfig({ env: { KUBECONFIG: `${s.dir}/x${delimiter}${s.dir}/y` } })).to.throw(/^none of the kubeconfig files exist: .*\/x:.*\/y$/);
+    expect(() => loadRestConfig({ env: { KUBECONFIG: `${s.dir}/x${delimiter}${s.dir}/y` } })).to.throw(
+      /^none of the kubeconfig files exist: .*\/x:.*\/y$/,
+    );
   });
 
   it('names the file of the entry in errors', () => {
     s.file('a.yaml', stringify({ 'current-context': 'x', contexts: [context('x', 'c')] }));
     s.file('b.yaml', stringify({ clusters: [cluster('c', 'https://b:1', { 'certificate-authority-data': 'bm90IGEgY2VydA==' })] }));
-    expect(() => loadKubeconfigs([`${s.dir}/a.yaml`, `${s.dir}/b.yaml`])).to.throw(/^kubeconfig .*\/b\.yaml: cluster "c": certificate-authority-data is not a PEM certificate/);
+    expect(() => loadKubeconfigs([`${s.dir}/a.yaml`, `${s.dir}/b.yaml`])).to.throw(
+      /^kubeconfig .*\/b\.yaml: cluster "c": certificate-authority-data is not a PEM certificate/,
+    );
   });
 });

@@ -236,7 +236,11 @@ describe('loadKubeconfig', () => {
         want: /^kubeconfig .*config: cluster "c": certificate-authority-data is not a PEM certificate \(no BEGIN CERTIFICATE block\)$/,
       },
       'certificate-authority-data with a PEM block that does not parse': {
-        write: (x) => x.kubeconfig({ server: SERVER, 'certificate-authority-data': b64(`-----BEGIN CERTIFICATE-----\n${b64(token)}\n-----END CERTIFICATE-----\n`) }),
+        write: (x) =>
+          x.kubeconfig({
+            server: SERVER,
+            'certificate-authority-data': b64(`-----BEGIN CERTIFICATE-----\n${b64(token)}\n-----END CERTIFICATE-----\n`),
+          }),
         want: /cluster "c": certificate-authority-data: certificate 1 does not parse as X\.509$/,
       },
       'a certificate-authority file that is no PEM certificate': {

@@ -183,15 +183,17 @@ describe('LeaderElector abort signals', () => {
   /** A Lease client whose calls hang until their signal aborts, as a dead connection would. */
   function hanging(): { client: LeaseClient; aborted: string[] } {
     const aborted: string[] = [];
-    const hang = (op: string) => (...args: unknown[]) => {
-      const opts = args[args.length - 1] as { signal?: AbortSignal } | undefined;
-      return new Promise<never>((_resolve, reject) => {
-        opts?.signal?.addEventListener('abort', () => {
-          aborted.push(op);
-          reject(opts.signal?.reason);
+    const hang =
+      (op: string) =>
+      (...args: unknown[]) => {
+        const opts = args[args.length - 1] as { signal?: AbortSignal } | undefined;
+        return new Promise<never>((_resolve, reject) => {
+          opts?.signal?.addEventListener('abort', () => {
+            aborted.push(op);
+            reject(opts.signal?.reason);
+          });
         });
-      });
-    };
+      };
     return { client: { get: hang('get'), create: hang('create'), update: hang('update') } as unknown as LeaseClient, aborted };
   }
 

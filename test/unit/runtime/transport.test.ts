@@ -66,7 +66,7 @@ function ok(res: Res, body: unknown = { metadata: { name: 'a', namespace: 'ns' }
 const watchesHang: Handler = (req, res) => {
   if ((req.url ?? '').includes('watch=true')) {
     res.writeHead(200, { 'content-type': 'application/json' });
-    res.write(JSON.stringify({ type: 'BOOKMARK', object: { metadata: { resourceVersion: '1' } } }) + '\n');
+    (res as http.ServerResponse).write(JSON.stringify({ type: 'BOOKMARK', object: { metadata: { resourceVersion: '1' } } }) + '\n');
     return;
   }
   ok(res);
@@ -117,7 +117,10 @@ for (const kind of ['h2', 'h1'] as const) {
         await Promise.all(running);
         const conns = await counted(registry, 'rest_client_connections_total');
         const protocol = kind === 'h2' ? 'h2' : 'http/1.1';
-        expect(conns.every(([p]) => p === protocol), JSON.stringify(conns)).to.equal(true);
+        expect(
+          conns.every(([p]) => p === protocol),
+          JSON.stringify(conns),
+        ).to.equal(true);
         if (kind === 'h2') {
           // 150 streams need two sessions of 100 in the watch lane, one for the request.
           expect(conns.find(([, lane]) => lane === 'watch')?.[2]).to.equal(2);
