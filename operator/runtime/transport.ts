@@ -289,7 +289,7 @@ export class Transport {
   private async open(r: TransportRequest, lane: Lane, timeoutMs: number): Promise<Exchange> {
     r.signal?.throwIfAborted();
     const creds = (await this.config.credentials?.get()) ?? {};
-    const mode = this.mode ?? (await this.negotiate(r));
+    const mode = this.mode ?? (await this.negotiate(r, creds));
     try {
       const ex = mode === 'h2' ? await this.openH2(r, lane, timeoutMs, creds) : await this.openH1(r, lane, timeoutMs, creds);
       this.count(r.verb, String(ex.status));
@@ -303,8 +303,10 @@ export class Transport {
   }
 
   /** The first TLS handshake tells whether the server speaks h2; later requests reuse the answer. */
-  private negotiate(r: TransportRequest): Promise<'h2' | 'h1'> {
-    this.probing ??= connectTls(this.endpoint, ['h2', 'http/1.1'], this.timeoutMs).then(
+  private negotiate(r: TransportRequest, creds: Credentials): Promise<'h2' | 'h1'> {
+    // The request's own client certificate: a server that requires one would refuse the probe.
+    const ep = creds.cert && creds.key ? { ...this.endpoint, tls: { ...this.endpoint.tls, cert: creds.cert, key: creds.key } } : this.endpoint;
+    this.probing ??= connectTls(ep, ['h2', 'http/1.1'], this.timeoutMs).then(
       (socket) => {
         const mode = socket.alpnProtocol === 'h2' ? 'h2' : 'h1';
         socket.destroy();

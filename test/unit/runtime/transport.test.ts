@@ -14,7 +14,8 @@ import { KubeClient } from '../../../operator/runtime/client';
 import { parseProxyUrl } from '../../../operator/runtime/proxy';
 import { staticToken, type RestConfig } from '../../../operator/runtime/rest-config';
 import type { ResourceKind } from '../../../operator/runtime/types';
-import { CA_CERT, SERVER_CERT, SERVER_KEY } from './tls-fixtures';
+import type { TLSSocket } from 'node:tls';
+import { CA_CERT, CLIENT1_CERT, CLIENT1_KEY, CLIENT2_CERT, CLIENT2_KEY, SERVER_CERT, SERVER_KEY } from './tls-fixtures';
 
 const ConfigMaps: ResourceKind = { group: '', version: 'v1', kind: 'ConfigMap', plural: 'configmaps', namespaced: true };
 
@@ -29,8 +30,8 @@ interface Served {
 }
 
 /** A TLS server on `host`: HTTP/2 with HTTP/1.1 fallback (as kube-apiserver), or HTTP/1.1 only. */
-async function serve(kind: 'h2' | 'h1', handler: Handler, host = '127.0.0.1'): Promise<Served> {
-  const tlsOpts = { cert: SERVER_CERT, key: SERVER_KEY };
+async function serve(kind: 'h2' | 'h1', handler: Handler, host = '127.0.0.1', clientCerts = false): Promise<Served> {
+  const tlsOpts = { cert: SERVER_CERT, key: SERVER_KEY, ...(clientCerts ? { ca: CA_CERT, requestCert: true, rejectUnauthorized: true } : {}) };
   const server: net.Server =
     kind === 'h2'
       ? http2.createSecureServer({ ...tlsOpts, allowHTTP1: true, settings: { maxConcurrentStreams: 100 } }, handler)
@@ -233,6 +234,28 @@ for (const kind of ['h2', 'h1'] as const) {
         await s.close();
       }
     });
+  });
+}
+
+for (const kind of ['h2', 'h1'] as const) {
+  it(`a rotated exec-plugin client certificate gets a new connection (${kind})`, async () => {
+    const s = await serve(
+      kind,
+      (req, res) => ok(res, { metadata: { name: String((req.socket as TLSSocket).getPeerCertificate().subject?.CN) } }),
+      '127.0.0.1',
+      true,
+    );
+    let current = { cert: CLIENT1_CERT, key: CLIENT1_KEY };
+    const client = new KubeClient({ restConfig: { ...restConfig(s), credentials: { get: async () => current } }, requestTimeoutMs: 5_000 });
+    try {
+      const first = await client.get(ConfigMaps, 'ns', 'a');
+      current = { cert: CLIENT2_CERT, key: CLIENT2_KEY };
+      const second = await client.get(ConfigMaps, 'ns', 'a');
+      expect([first.metadata?.name, second.metadata?.name]).to.deep.equal(['client1', 'client2']);
+    } finally {
+      client.close();
+      await s.close();
+    }
   });
 }
 
