@@ -9,8 +9,11 @@ import { createLogger } from './runtime/logging';
 import { startOperator } from './operator';
 
 const USAGE = `Usage: bucketoperator [flags]
-  --kubeconfig PATH                 kubeconfig (default: first path of $KUBECONFIG, then in-cluster,
-                                    then ~/.kube/config)
+  --kubeconfig PATH                 kubeconfig (default: every path of $KUBECONFIG merged, then in-cluster,
+                                    then ~/.kube/config); HTTPS_PROXY/HTTP_PROXY/NO_PROXY apply
+  --kube-api-qps N                  client-side API requests per second, watches and the Lease
+                                    excepted; 0 or less disables (default 500)
+  --kube-api-burst N                client-side API request burst (default 1000)
   --watch-namespace NS              watch one namespace (default: all; env WATCH_NAMESPACE)
   --leader-elect[=true|false]       Lease leader election (default false)
   --leader-election-namespace NS    namespace of the Lease (default: $POD_NAMESPACE or bucketoperator-system)
@@ -51,6 +54,13 @@ function positiveInt(flag: string, value: string | undefined, fallback: number):
   return n;
 }
 
+function number(flag: string, value: string | undefined, fallback: number): number {
+  if (value === undefined) return fallback;
+  const n = Number(value);
+  if (value.trim() === '' || !Number.isFinite(n)) throw new Error(`--${flag}: expected a number, got "${value}"`);
+  return n;
+}
+
 function bool(flag: string, value: string | boolean | undefined): boolean {
   if (value === undefined || value === false) return false;
   if (value === true || value === 'true') return true;
@@ -88,6 +98,8 @@ function main(): void {
       'max-concurrent-reconciles': { type: 'string' },
       'poll-interval': { type: 'string' },
       'drift-interval': { type: 'string' },
+      'kube-api-qps': { type: 'string' },
+      'kube-api-burst': { type: 'string' },
       'provider-qps': { type: 'string' },
       'provider-burst': { type: 'string' },
       'allow-link-local-endpoints': { type: 'string' },
@@ -122,6 +134,8 @@ function main(): void {
     maxConcurrentReconciles: positiveInt('max-concurrent-reconciles', values['max-concurrent-reconciles'], 8),
     pollIntervalMs: duration('poll-interval', values['poll-interval'], 3000),
     driftIntervalMs: duration('drift-interval', values['drift-interval'], 60_000),
+    kubeApiQps: number('kube-api-qps', values['kube-api-qps'], 500),
+    kubeApiBurst: positiveInt('kube-api-burst', values['kube-api-burst'], 1000),
     providerQps: positiveInt('provider-qps', values['provider-qps'], 20),
     providerBurst: positiveInt('provider-burst', values['provider-burst'], 40),
     allowLinkLocalEndpoints: bool('allow-link-local-endpoints', values['allow-link-local-endpoints']),

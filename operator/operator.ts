@@ -38,6 +38,10 @@ export interface OperatorOptions {
   readonly pollIntervalMs?: number;
   /** @default 60000 */
   readonly driftIntervalMs?: number;
+  /** Client-side API requests per second (watches and the Lease excepted); <= 0 disables. @default DEFAULT_QPS */
+  readonly kubeApiQps?: number;
+  /** @default DEFAULT_BURST */
+  readonly kubeApiBurst?: number;
   /** Provider calls per second per account (endpoint plus API key). @default 20 */
   readonly providerQps?: number;
   /** Provider burst per account. @default 40 */
@@ -70,11 +74,14 @@ export interface RunningOperator {
 /** Starts the operator; it runs until `stop()` or a fatal error. */
 export function startOperator(opts: OperatorOptions): RunningOperator {
   const registry = new Registry();
-  const client = new KubeClient({ restConfig: opts.restConfig, registry, userAgent: OPERATOR_NAME });
+  const client = new KubeClient({ restConfig: opts.restConfig, registry, userAgent: OPERATOR_NAME, qps: opts.kubeApiQps, burst: opts.kubeApiBurst });
+  // As controller-runtime: leader election has a client of its own, so a Lease renewal never
+  // waits behind bulk writes, their QPS limit or their connections.
+  const leaseClient = new KubeClient({ restConfig: opts.restConfig, registry, userAgent: `${OPERATOR_NAME}-leader-election`, qps: 0 });
   const informers = new InformerFactory({ lw: client, logger: opts.logger.child({ component: 'informer' }), registry });
   const identity = opts.identity ?? `${hostname()}_${process.pid}`;
   const manager = new Manager({
-    client,
+    client: leaseClient,
     logger: opts.logger,
     informers,
     registry,
@@ -116,6 +123,7 @@ export function startOperator(opts: OperatorOptions): RunningOperator {
   const done = manager.start(abort.signal).finally(() => {
     clients.close();
     client.close();
+    leaseClient.close();
   });
   return {
     manager,

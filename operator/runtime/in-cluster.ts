@@ -6,6 +6,7 @@
 import { readFileSync } from 'node:fs';
 import { isIPv6 } from 'node:net';
 import { join } from 'node:path';
+import { checkCertificateBundle } from './pem';
 import { errorDetail, type RestConfig } from './rest-config';
 import { TokenFileSource } from './token-file';
 
@@ -42,6 +43,7 @@ export function inClusterConfig(opts: InClusterOptions): RestConfig {
   // Read once now so a Pod without a mounted token fails at startup, not at the first request.
   read('token');
   const ca = read('ca.crt');
+  checkCertificateBundle(ca, `in-cluster config: ${join(dir, 'ca.crt')}`);
   let namespace: string | undefined;
   try {
     namespace = readFileSync(join(dir, 'namespace'), 'utf8').trim() || undefined;

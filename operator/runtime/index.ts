@@ -23,6 +23,8 @@ export * from './exec-credential';
 export * from './kubeconfig';
 export * from './in-cluster';
 export * from './load-config';
+export * from './proxy';
+export * from './client-throttle';
 export * from './cache';
 export * from './reflector';
 export * from './informer';

@@ -4,14 +4,19 @@
  * (client-certificate(-data)/client-key(-data), token, tokenFile, exec). Relative paths are
  * relative to the file, as kubectl resolves them.
  *
+ * Several files (`KUBECONFIG=a:b`) merge as kubectl merges them: the first file to define a
+ * cluster, user or context name wins, `current-context` comes from the first file that sets
+ * it, relative paths resolve against the file that holds the entry, missing files are skipped.
+ *
  * Not supported, with an error rather than a silent fallback: auth-provider (gone from
  * client-go; exec plugins replace it), username/password (basic auth left Kubernetes in
  * 1.19), impersonation (`as`) and proxy-url. Errors are one line and never quote a secret:
  * they name the file, the entry and the field.
  */
-import { readFileSync } from 'node:fs';
-import { dirname, isAbsolute, resolve, sep } from 'node:path';
+import { existsSync, readFileSync } from 'node:fs';
+import { delimiter, dirname, isAbsolute, resolve, sep } from 'node:path';
 import type * as Yaml from 'yaml';
+import { checkCertificateBundle, decodeBase64Field } from './pem';
 import { EXEC_API_VERSIONS, ExecCredentialSource, type ExecApiVersion, type ExecClusterInfo } from './exec-credential';
 import { errorDetail, oneLineText, staticToken, type CredentialSource, type RestConfig, type TlsConfig } from './rest-config';
 import { TokenFileSource } from './token-file';
@@ -64,21 +69,37 @@ class Reader {
   }
 }
 
-function readPem(r: Reader, base: string, obj: Dict, fileKey: string, dataKey: string): Buffer | undefined {
+function readPem(r: Reader, base: string, obj: Dict, fileKey: string, dataKey: string, certificate = false): Buffer | undefined {
   const data = r.str(obj, dataKey);
   const file = r.str(obj, fileKey);
+  let bytes: Buffer;
+  let what: string;
   if (data !== undefined) {
-    const bytes = Buffer.from(data, 'base64');
-    if (bytes.length === 0) r.fail(`${dataKey} is not base64`);
-    return bytes;
+    what = dataKey;
+    try {
+      bytes = decodeBase64Field(data, dataKey);
+    } catch (err) {
+      return r.fail((err as Error).message);
+    }
+  } else {
+    if (file === undefined) return undefined;
+    const path = isAbsolute(file) ? file : resolve(base, file);
+    what = `${fileKey} ${path}`;
+    try {
+      bytes = readFileSync(path);
+    } catch (err) {
+      return r.fail(`cannot read ${fileKey} ${path}: ${errorDetail(err)}`);
+    }
   }
-  if (file === undefined) return undefined;
-  const path = isAbsolute(file) ? file : resolve(base, file);
-  try {
-    return readFileSync(path);
-  } catch (err) {
-    return r.fail(`cannot read ${fileKey} ${path}: ${errorDetail(err)}`);
+  // A broken CA is reported here, with its field, not later as a TLS error naming nothing.
+  if (certificate) {
+    try {
+      checkCertificateBundle(bytes, what);
+    } catch (err) {
+      r.fail((err as Error).message);
+    }
   }
+  return bytes;
 }
 
 function parseDocument(path: string): Dict {
@@ -107,17 +128,57 @@ function parseDocument(path: string): Dict {
 
 /** Loads `path` (synchronously: it runs once at startup, before anything else is going on). */
 export function loadKubeconfig(path: string, opts: KubeconfigOptions = {}): RestConfig {
-  const doc = parseDocument(path);
-  const base = dirname(path);
-  const top = new Reader(`kubeconfig ${path}`);
+  return loadKubeconfigs([path], opts);
+}
+
+/** Where a merged entry came from: relative paths in it resolve against `base`. */
+interface Origin {
+  readonly path: string;
+  readonly base: string;
+}
+
+/**
+ * Loads and merges `paths` in kubectl's order (see the module comment); missing files are
+ * skipped, and at least one must exist.
+ */
+export function loadKubeconfigs(paths: readonly string[], opts: KubeconfigOptions = {}): RestConfig {
+  const existing = [...new Set(paths.filter((p) => p !== ''))].filter((p) => paths.length === 1 || existsSync(p));
+  if (existing.length === 0) throw new Error(`none of the kubeconfig files exist: ${paths.join(delimiter)}`);
+  const origins = new Map<unknown, Origin>();
+  const merged: Dict = { clusters: [], users: [], contexts: [] };
+  for (const path of existing) {
+    const doc = parseDocument(path);
+    const r = new Reader(`kubeconfig ${path}`);
+    merged['current-context'] ??= r.str(doc, 'current-context');
+    for (const list of ['clusters', 'users', 'contexts'] as const) {
+      const items = doc[list] ?? [];
+      if (!Array.isArray(items)) r.fail(`${list} must be a list`);
+      const into = merged[list] as unknown[];
+      for (const item of items as unknown[]) {
+        if (!isRecord(item) || typeof item.name !== 'string') continue;
+        if (into.some((x) => isRecord(x) && x.name === item.name)) continue;
+        into.push(item);
+        origins.set(item, { path, base: dirname(path) });
+      }
+    }
+  }
+  const where = existing.length === 1 ? (existing[0] ?? '') : existing.join(delimiter);
+  const originOf = (list: string, name: string): Origin => {
+    const entry = (merged[list] as unknown[]).find((i) => isRecord(i) && i.name === name);
+    return origins.get(entry) ?? { path: where, base: dirname(existing[0] ?? '.') };
+  };
+  const doc = merged;
+  const top = new Reader(`kubeconfig ${where}`);
   const contextName = opts.context ?? top.str(doc, 'current-context') ?? top.fail('current-context is not set');
   const context = top.named(doc, 'contexts', 'context', contextName);
-  const ctx = new Reader(`kubeconfig ${path}: context "${contextName}"`);
+  const ctx = new Reader(`kubeconfig ${originOf('contexts', contextName).path}: context "${contextName}"`);
   const clusterName = ctx.str(context, 'cluster') ?? ctx.fail('names no cluster');
   const userName = ctx.str(context, 'user');
 
   const cluster = top.named(doc, 'clusters', 'cluster', clusterName);
-  const cr = new Reader(`kubeconfig ${path}: cluster "${clusterName}"`);
+  const clusterOrigin = originOf('clusters', clusterName);
+  const clusterBase = clusterOrigin.base;
+  const cr = new Reader(`kubeconfig ${clusterOrigin.path}: cluster "${clusterName}"`);
   const server = cr.str(cluster, 'server') ?? cr.fail('server is not set');
   let url: URL;
   try {
@@ -128,7 +189,7 @@ export function loadKubeconfig(path: string, opts: KubeconfigOptions = {}): Rest
   if (url.protocol !== 'https:' && url.protocol !== 'http:') cr.fail(`server must be an https:// URL, not ${url.protocol}`);
   if (cr.str(cluster, 'proxy-url') !== undefined) cr.fail('proxy-url is not supported');
   const insecure = cr.bool(cluster, 'insecure-skip-tls-verify');
-  const ca = readPem(cr, base, cluster, 'certificate-authority', 'certificate-authority-data');
+  const ca = readPem(cr, clusterBase, cluster, 'certificate-authority', 'certificate-authority-data', true);
   // kubectl refuses the same combination: a CA that would be ignored is a mistake.
   if (insecure && ca) cr.fail('insecure-skip-tls-verify cannot be combined with a certificate authority');
   const serverName = cr.str(cluster, 'tls-server-name');
@@ -141,13 +202,14 @@ export function loadKubeconfig(path: string, opts: KubeconfigOptions = {}): Rest
   let credentials: CredentialSource | undefined;
   if (userName !== undefined) {
     const user = top.named(doc, 'users', 'user', userName);
-    const ur = new Reader(`kubeconfig ${path}: user "${userName}"`);
-    const loaded = userAuth(ur, base, user, { cluster, server, insecure, serverName, ca, env: opts.env ?? {} });
+    const userOrigin = originOf('users', userName);
+    const ur = new Reader(`kubeconfig ${userOrigin.path}: user "${userName}"`);
+    const loaded = userAuth(ur, userOrigin.base, user, { cluster, server, insecure, serverName, ca, env: opts.env ?? {} });
     tls = { ...tls, ...loaded.tls };
     credentials = loaded.credentials;
   }
   const namespace = ctx.str(context, 'namespace');
-  return { server, tls, ...(credentials ? { credentials } : {}), ...(namespace ? { namespace } : {}), source: path };
+  return { server, tls, ...(credentials ? { credentials } : {}), ...(namespace ? { namespace } : {}), source: where };
 }
 
 interface ClusterFacts {

@@ -170,7 +170,7 @@ export class LeaderElector {
     this.logger.info('Attempting to acquire leader lease');
     for (;;) {
       if (signal.aborted) return false;
-      if ((await this.tryAcquireOrRenew()) === 'acquired') {
+      if ((await this.tryAcquireOrRenew(signal)) === 'acquired') {
         this.logger.info('Successfully acquired lease');
         return true;
       }
@@ -183,7 +183,7 @@ export class LeaderElector {
     for (;;) {
       if (!(await this.pause(this.cfg.retryPeriodMs, signal))) return 'stopped';
       const deadline = this.lastRenewAt + this.cfg.renewDeadlineMs;
-      const attempt = await this.withDeadline(this.tryAcquireOrRenew(), deadline - this.clock.now());
+      const attempt = await this.withDeadline((s) => this.tryAcquireOrRenew(s), deadline - this.clock.now(), signal);
       if (signal.aborted && attempt !== 'acquired') return 'stopped';
       if (attempt === 'acquired') {
         this.lastRenewAt = this.clock.now();
@@ -201,15 +201,17 @@ export class LeaderElector {
   }
 
   /** One read-modify-write of the lease, with resourceVersion as the optimistic lock. */
-  private async tryAcquireOrRenew(): Promise<Attempt> {
+  private async tryAcquireOrRenew(signal: AbortSignal): Promise<Attempt> {
     const { namespace, name } = this.cfg;
+    // A stop (or the renew deadline) aborts the request itself, so nothing hangs behind it.
+    const opts = { signal };
     let current: Lease;
     try {
-      current = await this.opts.client.get<Lease>(Leases, namespace, name);
+      current = await this.opts.client.get<Lease>(Leases, namespace, name, opts);
     } catch (err) {
       if (statusOf(err) !== 404) return this.failed(err, 'read');
       try {
-        const created = await this.opts.client.create<Lease>(Leases, { metadata: { name, namespace }, spec: this.specFor(undefined) });
+        const created = await this.opts.client.create<Lease>(Leases, { metadata: { name, namespace }, spec: this.specFor(undefined) }, opts);
         return this.succeeded(created);
       } catch (createErr) {
         return statusOf(createErr) === 409 ? this.conflict() : this.failed(createErr, 'create');
@@ -223,7 +225,7 @@ export class LeaderElector {
       return 'held';
     }
     try {
-      const updated = await this.opts.client.update<Lease>(Leases, { ...current, spec: this.specFor(current.spec) });
+      const updated = await this.opts.client.update<Lease>(Leases, { ...current, spec: this.specFor(current.spec) }, opts);
       return this.succeeded(updated);
     } catch (err) {
       return statusOf(err) === 409 ? this.conflict() : this.failed(err, 'update');
@@ -247,22 +249,31 @@ export class LeaderElector {
     const lease = this.observed;
     if (!lease || lease.spec?.holderIdentity !== this.identity) return;
     const now = microTime(new Date());
+    // The stop signal has fired already; the release gets renewDeadline, then the lease just expires.
+    const bound = new AbortController();
+    const timer = this.clock.setTimeout(() => bound.abort(new Error('lease release timed out')), this.cfg.renewDeadlineMs);
     try {
-      const released = await this.opts.client.update<Lease>(Leases, {
-        ...lease,
-        spec: {
-          holderIdentity: '',
-          leaseDurationSeconds: 1,
-          acquireTime: now,
-          renewTime: now,
-          leaseTransitions: lease.spec.leaseTransitions ?? 0,
+      const released = await this.opts.client.update<Lease>(
+        Leases,
+        {
+          ...lease,
+          spec: {
+            holderIdentity: '',
+            leaseDurationSeconds: 1,
+            acquireTime: now,
+            renewTime: now,
+            leaseTransitions: lease.spec.leaseTransitions ?? 0,
+          },
         },
-      });
+        { signal: bound.signal },
+      );
       this.observe(released);
       this.logger.info('Released leader lease');
     } catch (err) {
       // The lease then simply expires; a successor waits leaseDuration instead of nothing.
       this.logger.warn({ err }, 'Failed to release leader lease');
+    } finally {
+      this.clock.clearTimeout(timer);
     }
   }
 
@@ -311,16 +322,29 @@ export class LeaderElector {
     }
   }
 
-  /** A hung request must not stretch the renew deadline; its late answer is ignored. */
-  private async withDeadline(attempt: Promise<Attempt>, ms: number): Promise<Attempt> {
+  /**
+   * A hung request must not stretch the renew deadline: at the deadline (or on stop) its
+   * signal aborts it, and a late answer is ignored.
+   */
+  private async withDeadline(attempt: (signal: AbortSignal) => Promise<Attempt>, ms: number, stop: AbortSignal): Promise<Attempt> {
+    const ctl = new AbortController();
+    const onStop = (): void => ctl.abort(stop.reason);
+    stop.addEventListener('abort', onStop, { once: true });
     let timer: unknown;
     const expired = new Promise<Attempt>((resolve) => {
-      timer = this.clock.setTimeout(() => resolve('error'), Math.max(0, ms));
+      timer = this.clock.setTimeout(
+        () => {
+          ctl.abort(new Error('renew deadline passed'));
+          resolve('error');
+        },
+        Math.max(0, ms),
+      );
     });
     try {
-      return await Promise.race([attempt, expired]);
+      return await Promise.race([attempt(ctl.signal), expired]);
     } finally {
       this.clock.clearTimeout(timer);
+      stop.removeEventListener('abort', onStop);
     }
   }
 }

@@ -2,25 +2,27 @@
  * Finds the API server configuration in controller-runtime's order (`config.GetConfig`):
  *
  * 1. the `--kubeconfig` flag;
- * 2. `$KUBECONFIG`: only its first path is read (client-go merges every file of the list;
- *    one file is what an operator is given in practice);
+ * 2. `$KUBECONFIG`: every path of the list, merged as kubectl merges them (`loadKubeconfigs`);
  * 3. the in-cluster ServiceAccount, when KUBERNETES_SERVICE_HOST/PORT are set;
  * 4. `~/.kube/config`, when it exists.
  *
  * As in controller-runtime, an in-cluster config that cannot be loaded (no mounted token)
  * falls through to `~/.kube/config`; its error is reported when nothing else is found.
+ *
+ * HTTPS_PROXY/HTTP_PROXY/NO_PROXY of `env` apply to whichever config is found (`proxy.ts`).
  */
 import { existsSync } from 'node:fs';
 import { delimiter, join } from 'node:path';
 import { inClusterConfig, inClusterEnv } from './in-cluster';
-import { loadKubeconfig } from './kubeconfig';
+import { loadKubeconfig, loadKubeconfigs } from './kubeconfig';
+import { proxyFromEnv } from './proxy';
 import type { RestConfig } from './rest-config';
 
 /** Inputs of `loadRestConfig`; main.ts passes the flag, `process.env` and `os.homedir()`. */
 export interface LoadRestConfigOptions {
   /** The `--kubeconfig` flag. */
   readonly kubeconfig?: string;
-  /** KUBECONFIG, KUBERNETES_SERVICE_HOST/PORT; also what exec plugins inherit. */
+  /** KUBECONFIG, KUBERNETES_SERVICE_HOST/PORT, the proxy variables; also what exec plugins inherit. */
   readonly env: NodeJS.ProcessEnv;
   /** Home directory for `~/.kube/config`; skipped when empty. */
   readonly homeDir?: string;
@@ -30,10 +32,16 @@ export interface LoadRestConfigOptions {
 
 /** Loads the first configuration found; throws a one-line error naming what was tried. */
 export function loadRestConfig(opts: LoadRestConfigOptions): RestConfig {
+  const config = findRestConfig(opts);
+  const proxy = proxyFromEnv(opts.env);
+  return proxy ? { ...config, proxy } : config;
+}
+
+function findRestConfig(opts: LoadRestConfigOptions): RestConfig {
   const { env } = opts;
   if (opts.kubeconfig) return loadKubeconfig(opts.kubeconfig, { env });
-  const fromEnv = (env['KUBECONFIG'] ?? '').split(delimiter).find((p) => p !== '');
-  if (fromEnv) return loadKubeconfig(fromEnv, { env });
+  const fromEnv = (env['KUBECONFIG'] ?? '').split(delimiter).filter((p) => p !== '');
+  if (fromEnv.length > 0) return loadKubeconfigs(fromEnv, { env });
   let inClusterError: string | undefined;
   if (inClusterEnv(env)) {
     try {

@@ -6,6 +6,7 @@
  * This replaces client-node's `KubeConfig`: importing that package costs about 70 MiB of
  * RSS (its generated models load at import), more than the rest of the operator together.
  */
+import type { ProxyConfig } from './proxy';
 
 /** TLS settings of the connection to the API server. */
 export interface TlsConfig {
@@ -49,6 +50,8 @@ export interface RestConfig {
   readonly credentials?: CredentialSource;
   /** The kubeconfig context's namespace, or the Pod's namespace in a cluster. */
   readonly namespace?: string;
+  /** HTTP(S) proxy settings from the environment (`proxyFromEnv`); none means direct. */
+  readonly proxy?: ProxyConfig;
   /** Where the config came from (a file path, or `in-cluster`), for logs. Never secret. */
   readonly source: string;
 }

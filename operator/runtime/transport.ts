@@ -1,15 +1,27 @@
 /**
- * The HTTP machinery under `KubeClient`: one keep-alive agent per client, TLS from the
- * `RestConfig`, the bearer token (or exec-plugin certificate) fetched per request so it can
- * rotate, deadlines, the request counter and hook. It knows paths and bodies, not kinds:
- * the verbs in client.ts build those.
+ * The HTTP machinery under `KubeClient`, built like client-go's: HTTP/2 when the server
+ * offers it by ALPN (every request and watch a stream, sessions pooled in h2-pool.ts),
+ * HTTP/1.1 otherwise, with watches on an agent of their own so they can never hold the
+ * sockets requests need. TLS from the `RestConfig`, the bearer token (or exec-plugin
+ * certificate) fetched per request so it can rotate, the proxy from the environment,
+ * Retry-After on 429/503, the client-side QPS limit, deadlines that start when a request is
+ * sent (not while it waits for a socket), the request counter and hook. It knows paths and
+ * bodies, not kinds: the verbs in client.ts build those.
  */
 import http from 'node:http';
+import type http2 from 'node:http2';
 import https from 'node:https';
+import type { Readable } from 'node:stream';
+import type tls from 'node:tls';
 import { Counter, type Registry } from 'prom-client';
 import { ApiError, apiErrorFrom } from './api-errors';
 import { oneLine } from './client-internal';
-import type { RestConfig } from './rest-config';
+import { RequestThrottle } from './client-throttle';
+import { realClock, sleep, type Clock } from './clock';
+import { ConnectingAgent, bareHost, connectTls, type Endpoint } from './connect';
+import { H2Pool, type ClientCert } from './h2-pool';
+import { proxyFor } from './proxy';
+import type { Credentials, RestConfig } from './rest-config';
 
 /** Request verbs as counted by `rest_client_requests_total` (LIST and WATCH split off GET). */
 export type Verb = 'GET' | 'LIST' | 'WATCH' | 'POST' | 'PUT' | 'PATCH' | 'DELETE';
@@ -32,9 +44,38 @@ export interface TransportOptions {
    * client-go exposes; several clients may share one registry.
    */
   readonly registry?: Registry;
-  /** Upper bound of concurrent sockets to the API server. @default 32 */
+  /** Upper bound of concurrent HTTP/1.1 request sockets (watches have their own). @default 32 */
   readonly maxSockets?: number;
+  /**
+   * Client-side limit of non-watch requests per second; 0 or less disables it (what
+   * controller-runtime does by default, relying on the server's Priority and Fairness).
+   * @default DEFAULT_QPS
+   */
+  readonly qps?: number;
+  /** @default DEFAULT_BURST */
+  readonly burst?: number;
+  /** Retries of a 429/503 answer that carries Retry-After, as client-go's 10. @default 10 */
+  readonly maxRetries?: number;
+  /** Use HTTP/2 when the server offers it. @default true */
+  readonly http2?: boolean;
+  /** HTTP/2 health check: ping a session that read nothing this long. @default 30000 */
+  readonly readIdleTimeoutMs?: number;
+  /** HTTP/2 health check: drop the session when the ping is not answered in time. @default 15000 */
+  readonly pingTimeoutMs?: number;
+  /** For the QPS limiter and Retry-After waits. @default realClock */
+  readonly clock?: Clock;
 }
+
+/**
+ * Default client-side QPS. client-go alone would use 5 (burst 10); controller-runtime
+ * v0.25 turns the limit off (-1). Ours stays on as a guard against a hot loop, set above
+ * what an API server sustains (~250 writes/s on the test machine), so a converge of
+ * thousands of objects is paced by the server, not by us.
+ */
+export const DEFAULT_QPS = 500;
+
+/** Default client-side burst; see `DEFAULT_QPS`. */
+export const DEFAULT_BURST = 1000;
 
 /** One request as the verbs describe it. */
 export interface TransportRequest {
@@ -50,7 +91,7 @@ export interface TransportRequest {
   readonly timeoutMs?: number;
 }
 
-/** An open 200 response read chunk by chunk (a watch); `close` ends the socket. */
+/** An open 200 response read chunk by chunk (a watch); `close` ends the stream (or socket). */
 export interface ResponseStream {
   /** Chunk read failures reject as transport errors (plain `Error` with the cause). */
   readonly chunks: AsyncIterator<Buffer>;
@@ -58,6 +99,18 @@ export interface ResponseStream {
 }
 
 const METRIC_NAME = 'rest_client_requests_total';
+const CONNECTIONS_METRIC = 'rest_client_connections_total';
+
+function connectionCounter(registry: Registry): Counter<'protocol' | 'lane' | 'host'> {
+  const existing = registry.getSingleMetric(CONNECTIONS_METRIC);
+  if (existing) return existing as Counter<'protocol' | 'lane' | 'host'>;
+  return new Counter({
+    name: CONNECTIONS_METRIC,
+    help: 'Connections opened to the Kubernetes API server, by negotiated protocol (h2 or http/1.1) and lane (request, watch).',
+    labelNames: ['protocol', 'lane', 'host'],
+    registers: [registry],
+  });
+}
 
 function requestCounter(registry: Registry): Counter<'verb' | 'code' | 'host'> {
   const existing = registry.getSingleMetric(METRIC_NAME);
@@ -70,27 +123,84 @@ function requestCounter(registry: Registry): Counter<'verb' | 'code' | 'host'> {
   });
 }
 
-/** Sends requests to one API server; one per client, since it owns the connection pool. */
+/** Which pool a request travels in: watches never share a connection slot with requests. */
+type Lane = 'request' | 'watch';
+
+/** A response head and its body, whichever protocol carried it. */
+interface Exchange {
+  readonly status: number;
+  readonly headers: Record<string, string | string[] | number | undefined>;
+  readonly body: Readable;
+  /** Ends the exchange early (cancels the stream or destroys the socket). */
+  destroy(): void;
+}
+
+/** Sends requests to one API server; one per client, since it owns the connections. */
 export class Transport {
   private readonly config: RestConfig;
   private readonly tls: https.RequestOptions;
   private readonly server: URL;
-  private readonly agent: http.Agent;
+  private readonly endpoint: Endpoint;
   private readonly timeoutMs: number;
   private readonly userAgent: string;
   private readonly onRequest?: RequestHook;
   private readonly counter?: Counter<'verb' | 'code' | 'host'>;
+  private readonly connections?: Counter<'protocol' | 'lane' | 'host'>;
+  private readonly throttle: RequestThrottle;
+  private readonly clock: Clock;
+  private readonly maxRetries: number;
+  private readonly agents: Record<Lane, ConnectingAgent>;
+  private readonly pools: Record<Lane, H2Pool>;
+  /** Decided by the first TLS handshake's ALPN answer; plain http is always HTTP/1.1. */
+  private mode: 'h2' | 'h1' | undefined;
+  private probing?: Promise<'h2' | 'h1'>;
 
   constructor(opts: TransportOptions) {
     this.config = opts.restConfig;
     this.server = new URL(this.config.server);
     this.tls = tlsOptions(this.config);
-    const agentOpts = { keepAlive: true, maxSockets: opts.maxSockets ?? 32 };
-    this.agent = this.server.protocol === 'http:' ? new http.Agent(agentOpts) : new https.Agent(agentOpts);
     this.timeoutMs = opts.requestTimeoutMs ?? 30_000;
     this.userAgent = opts.userAgent ?? 'bucketoperator';
     this.onRequest = opts.onRequest;
     this.counter = opts.registry ? requestCounter(opts.registry) : undefined;
+    this.connections = opts.registry ? connectionCounter(opts.registry) : undefined;
+    this.clock = opts.clock ?? realClock;
+    this.throttle = new RequestThrottle({ qps: opts.qps ?? DEFAULT_QPS, burst: opts.burst ?? DEFAULT_BURST, clock: this.clock });
+    this.maxRetries = opts.maxRetries ?? 10;
+    const secure = this.server.protocol === 'https:';
+    const proxy = proxyFor(this.config.proxy, this.server);
+    this.endpoint = {
+      host: bareHost(this.server),
+      port: Number(this.server.port || (secure ? 443 : 80)),
+      tls: this.tls as tls.ConnectionOptions,
+      ...(proxy ? { proxy } : {}),
+    };
+    if (!secure || opts.http2 === false) this.mode = 'h1';
+    const agent = (lane: Lane, maxSockets: number): ConnectingAgent =>
+      new ConnectingAgent({
+        keepAlive: true,
+        maxSockets,
+        secure,
+        ...(proxy ? { proxy } : {}),
+        connectTimeoutMs: this.timeoutMs,
+        onConnection: () => this.connections?.inc({ protocol: 'http/1.1', lane, host: this.server.host }),
+      });
+    // Each watch holds its socket for minutes: they get as many as they need, apart from requests.
+    this.agents = { request: agent('request', opts.maxSockets ?? 32), watch: agent('watch', Infinity) };
+    const pool = (lane: Lane): H2Pool =>
+      new H2Pool({
+        origin: `https://${this.server.host}`,
+        connect: (cert) => this.connectH2(cert),
+        ...(opts.readIdleTimeoutMs !== undefined ? { readIdleTimeoutMs: opts.readIdleTimeoutMs } : {}),
+        ...(opts.pingTimeoutMs !== undefined ? { pingTimeoutMs: opts.pingTimeoutMs } : {}),
+        onSession: () => this.connections?.inc({ protocol: 'h2', lane, host: this.server.host }),
+      });
+    this.pools = { request: pool('request'), watch: pool('watch') };
+  }
+
+  /** The protocol in use once the first connection negotiated it. */
+  protocol(): 'h2' | 'http/1.1' | undefined {
+    return this.mode === undefined ? undefined : this.mode === 'h2' ? 'h2' : 'http/1.1';
   }
 
   /**
@@ -99,22 +209,14 @@ export class Transport {
    * throws a plain `Error` whose cause is the socket error.
    */
   async json<T>(r: TransportRequest): Promise<T> {
-    const { res } = await this.open(r);
+    const ex = await this.send(r, 'request');
     let text: string;
     try {
-      text = await readBody(res);
+      text = await readBody(ex.body);
     } catch (err) {
       throw transportError(r.verb, r.path, err);
     }
-    const status = res.statusCode ?? 0;
-    if (status < 200 || status >= 300) {
-      const err = apiErrorFrom(status, text, `${r.verb} ${r.path.split('?')[0]}: HTTP ${status}`);
-      const retryAfter = Number(res.headers['retry-after']);
-      if (err.retryAfterSeconds === undefined && Number.isFinite(retryAfter) && retryAfter > 0) {
-        throw new ApiError(err.status, err.reason, err.message, retryAfter);
-      }
-      throw err;
-    }
+    if (ex.status < 200 || ex.status >= 300) throw errorOf(ex, text, `${r.verb} ${r.path.split('?')[0]}: HTTP ${ex.status}`);
     try {
       return JSON.parse(text) as T;
     } catch (cause) {
@@ -127,15 +229,15 @@ export class Transport {
    * throws an `ApiError` whose fallback message starts with `what`.
    */
   async stream(r: TransportRequest, what: string): Promise<ResponseStream> {
-    const { req, res } = await this.open(r);
-    if (res.statusCode !== 200) {
+    const ex = await this.send(r, 'watch');
+    if (ex.status !== 200) {
       try {
-        throw apiErrorFrom(res.statusCode ?? 0, await readBody(res), `${what}: HTTP ${res.statusCode}`);
+        throw errorOf(ex, await readBody(ex.body).catch(() => ''), `${what}: HTTP ${ex.status}`);
       } finally {
-        req.destroy();
+        ex.destroy();
       }
     }
-    const inner = (res as AsyncIterable<Buffer>)[Symbol.asyncIterator]();
+    const inner = (ex.body as AsyncIterable<Buffer>)[Symbol.asyncIterator]();
     const chunks: AsyncIterator<Buffer> = {
       next: async () => {
         try {
@@ -145,48 +247,180 @@ export class Transport {
         }
       },
     };
-    // Destroying the request ends the socket when the consumer stops early (break, throw,
-    // abort): a half-read watch would otherwise keep the connection and the server-side
-    // watcher alive.
-    return { chunks, close: () => req.destroy() };
+    // Ending the stream when the consumer stops early (break, throw, abort): a half-read
+    // watch would otherwise keep the stream and the server-side watcher alive.
+    return { chunks, close: () => ex.destroy() };
   }
 
-  /** Closes idle pooled connections; in-flight requests (watches) are not interrupted. */
+  /**
+   * Closes the connections: HTTP/2 sessions gracefully (open streams finish), HTTP/1.1
+   * agents at once.
+   */
   close(): void {
-    this.agent.destroy();
+    this.pools.request.close();
+    this.pools.watch.close();
+    this.agents.request.destroy();
+    this.agents.watch.destroy();
   }
 
-  /** Sends a request and resolves with the response head; the deadline also covers the body. */
-  private async open(r: TransportRequest): Promise<{ req: http.ClientRequest; res: http.IncomingMessage }> {
-    r.signal?.throwIfAborted();
+  /**
+   * One request with client-go's retry of 429/503 answers that say Retry-After: wait that
+   * long and send again, at most `maxRetries` times and never past the request's deadline
+   * or its signal. Requests (not watches) first wait for the client-side QPS limit.
+   */
+  private async send(r: TransportRequest, lane: Lane): Promise<Exchange> {
     const timeoutMs = r.timeoutMs ?? this.timeoutMs;
-    const creds = (await this.config.credentials?.get()) ?? {};
-    // A certificate from an exec plugin replaces the static one for this request.
-    const tls = creds.cert && creds.key ? { ...this.tls, cert: creds.cert, key: creds.key } : this.tls;
-    const headers: http.OutgoingHttpHeaders = {
-      Accept: 'application/json',
-      'User-Agent': this.userAgent,
-    };
-    if (creds.token) headers['Authorization'] = `Bearer ${creds.token}`;
-    if (r.body !== undefined) {
-      headers['Content-Type'] = r.contentType ?? 'application/json';
-      headers['Content-Length'] = Buffer.byteLength(r.body);
+    let deadline: number | undefined;
+    for (let attempt = 0; ; attempt++) {
+      if (lane === 'request') await this.throttle.wait(r.signal);
+      deadline ??= timeoutMs > 0 ? this.clock.now() + timeoutMs : undefined;
+      const remaining = deadline === undefined ? 0 : Math.max(1, deadline - this.clock.now());
+      const ex = await this.open(r, lane, remaining);
+      if ((ex.status !== 429 && ex.status !== 503) || attempt >= this.maxRetries) return ex;
+      const text = await readBody(ex.body).catch(() => '');
+      const err = errorOf(ex, text, `${r.verb} ${r.path.split('?')[0]}: HTTP ${ex.status}`);
+      const waitMs = (err.retryAfterSeconds ?? 0) * 1000;
+      if (!(waitMs > 0) || (deadline !== undefined && this.clock.now() + waitMs >= deadline)) throw err;
+      await sleep(this.clock, waitMs, r.signal);
     }
+  }
+
+  /** One attempt; resolves with the response head. The deadline also covers the body. */
+  private async open(r: TransportRequest, lane: Lane, timeoutMs: number): Promise<Exchange> {
+    r.signal?.throwIfAborted();
+    const creds = (await this.config.credentials?.get()) ?? {};
+    const mode = this.mode ?? (await this.negotiate(r, creds));
+    try {
+      const ex = mode === 'h2' ? await this.openH2(r, lane, timeoutMs, creds) : await this.openH1(r, lane, timeoutMs, creds);
+      this.count(r.verb, String(ex.status));
+      // The credential expired or was revoked early: fetch a fresh one for the next request.
+      if (ex.status === 401) this.config.credentials?.invalidate?.();
+      return ex;
+    } catch (err) {
+      this.count(r.verb, '<error>');
+      throw r.signal?.aborted ? r.signal.reason : transportError(r.verb, r.path, err);
+    }
+  }
+
+  /** The first TLS handshake tells whether the server speaks h2; later requests reuse the answer. */
+  private negotiate(r: TransportRequest, creds: Credentials): Promise<'h2' | 'h1'> {
+    // The request's own client certificate: a server that requires one would refuse the probe.
+    const ep = creds.cert && creds.key ? { ...this.endpoint, tls: { ...this.endpoint.tls, cert: creds.cert, key: creds.key } } : this.endpoint;
+    this.probing ??= connectTls(ep, ['h2', 'http/1.1'], this.timeoutMs).then(
+      (socket) => {
+        const mode = socket.alpnProtocol === 'h2' ? 'h2' : 'h1';
+        socket.destroy();
+        this.mode = mode;
+        return mode;
+      },
+      (err: unknown) => {
+        this.probing = undefined;
+        this.count(r.verb, '<error>');
+        throw transportError(r.verb, r.path, err);
+      },
+    );
+    return this.probing;
+  }
+
+  private async connectH2(cert?: ClientCert): Promise<tls.TLSSocket> {
+    const ep: Endpoint = cert ? { ...this.endpoint, tls: { ...this.endpoint.tls, cert: cert.cert, key: cert.key } } : this.endpoint;
+    const socket = await connectTls(ep, ['h2'], this.timeoutMs);
+    if (socket.alpnProtocol !== 'h2') {
+      socket.destroy();
+      throw new Error('server no longer offers HTTP/2');
+    }
+    return socket;
+  }
+
+  private headers(r: TransportRequest, creds: Credentials): http.OutgoingHttpHeaders {
+    const headers: http.OutgoingHttpHeaders = { accept: 'application/json', 'user-agent': this.userAgent };
+    if (creds.token) headers['authorization'] = `Bearer ${creds.token}`;
+    if (r.body !== undefined) {
+      headers['content-type'] = r.contentType ?? 'application/json';
+      headers['content-length'] = Buffer.byteLength(r.body);
+    }
+    return headers;
+  }
+
+  /** A stream on a pooled session; the deadline starts once the stream has a session. */
+  private async openH2(r: TransportRequest, lane: Lane, timeoutMs: number, creds: Credentials): Promise<Exchange> {
+    const cert = creds.cert && creds.key ? { cert: creds.cert, key: creds.key } : undefined;
+    const acquiring = this.pools[lane].acquire(cert);
+    let gaveUp = false;
+    // A slot granted after the caller gave up goes straight back, or the session would count a stream forever.
+    acquiring.then(
+      (s) => gaveUp && s.release(),
+      () => undefined,
+    );
+    const slot = await withSignal(acquiring, r.signal, timeoutMs).catch((err: unknown) => {
+      gaveUp = true;
+      throw err;
+    });
+    const basePath = this.server.pathname.replace(/\/$/, '');
+    let stream: http2.ClientHttp2Stream;
+    try {
+      stream = slot.session.request(
+        { ':method': r.method, ':path': basePath + r.path, ...this.headers(r, creds) },
+        { endStream: r.body === undefined },
+      );
+    } catch (err) {
+      slot.release();
+      throw err;
+    }
+    stream.on('close', () => slot.release());
+    stream.on('data', () => slot.read());
+    const cancel = (err: Error): void => {
+      if (!stream.destroyed) stream.destroy(err);
+    };
+    return new Promise<Exchange>((resolve, reject) => {
+      let settled = false;
+      let timer: NodeJS.Timeout | undefined;
+      const onAbort = (): void => cancel(r.signal?.reason instanceof Error ? r.signal.reason : new Error('aborted'));
+      const cleanup = (): void => {
+        if (timer) clearTimeout(timer);
+        r.signal?.removeEventListener('abort', onAbort);
+      };
+      if (timeoutMs > 0) timer = setTimeout(() => cancel(new Error(`timed out after ${timeoutMs}ms`)), timeoutMs);
+      r.signal?.addEventListener('abort', onAbort, { once: true });
+      stream.on('close', cleanup);
+      stream.on('error', (err) => {
+        cleanup();
+        if (!settled) {
+          settled = true;
+          reject(err);
+        }
+      });
+      stream.on('response', (headers) => {
+        slot.read();
+        settled = true;
+        resolve({ status: Number(headers[':status'] ?? 0), headers, body: stream, destroy: () => cancel(new Error('closed')) });
+      });
+      stream.end(r.body);
+    });
+  }
+
+  /**
+   * An HTTP/1.1 request on the lane's agent. The deadline starts when the request gets its
+   * socket: waiting in the agent's queue is not the request's time.
+   */
+  private openH1(r: TransportRequest, lane: Lane, timeoutMs: number, creds: Credentials): Promise<Exchange> {
+    // A certificate from an exec plugin replaces the static one for this request.
+    const tlsOpts = creds.cert && creds.key ? { ...this.tls, cert: creds.cert, key: creds.key } : this.tls;
     const mod = this.server.protocol === 'http:' ? http : https;
     const basePath = this.server.pathname.replace(/\/$/, '');
     return new Promise((resolve, reject) => {
       let settled = false;
-      // TLS material stays in the request options, which the shared agent uses to key its
+      // TLS material stays in the request options, which the agent uses to key its
       // connection pool: a rotated client certificate gets new connections.
       const req = mod.request({
-        ...tls,
-        agent: this.agent,
+        ...tlsOpts,
+        agent: this.agents[lane],
         protocol: this.server.protocol,
-        hostname: this.server.hostname,
-        port: this.server.port || undefined,
+        hostname: this.endpoint.host,
+        port: this.endpoint.port,
         method: r.method,
         path: basePath + r.path,
-        headers,
+        headers: this.headers(r, creds),
       });
       let timer: NodeJS.Timeout | undefined;
       const fail = (err: unknown): void => {
@@ -194,8 +428,7 @@ export class Transport {
         // After the response head arrived the failure surfaces while reading the body.
         if (!settled) {
           settled = true;
-          this.count(r.verb, '<error>');
-          reject(r.signal?.aborted ? r.signal.reason : transportError(r.verb, r.path, err));
+          reject(err);
         }
       };
       const onAbort = (): void => {
@@ -206,17 +439,16 @@ export class Transport {
         r.signal?.removeEventListener('abort', onAbort);
       };
       if (timeoutMs > 0) {
-        timer = setTimeout(() => req.destroy(new Error(`timed out after ${timeoutMs}ms`)), timeoutMs);
+        req.once('socket', () => {
+          timer = setTimeout(() => req.destroy(new Error(`timed out after ${timeoutMs}ms`)), timeoutMs);
+        });
       }
       r.signal?.addEventListener('abort', onAbort, { once: true });
       req.on('error', fail);
       req.on('response', (res) => {
-        this.count(r.verb, String(res.statusCode ?? 0));
-        // The credential expired or was revoked early: fetch a fresh one for the next request.
-        if (res.statusCode === 401) this.config.credentials?.invalidate?.();
         res.on('close', cleanup);
         settled = true;
-        resolve({ req, res });
+        resolve({ status: res.statusCode ?? 0, headers: res.headers, body: res, destroy: () => req.destroy() });
       });
       req.end(r.body);
     });
@@ -226,6 +458,37 @@ export class Transport {
     this.counter?.inc({ verb, code, host: this.server.host });
     this.onRequest?.(verb, code);
   }
+}
+
+/** The ApiError of a non-2xx answer, with the Retry-After header when the Status did not say. */
+function errorOf(ex: Exchange, text: string, fallback: string): ApiError {
+  const err = apiErrorFrom(ex.status, text, fallback);
+  const retryAfter = Number(ex.headers['retry-after']);
+  if (err.retryAfterSeconds === undefined && Number.isFinite(retryAfter) && retryAfter > 0) {
+    return new ApiError(err.status, err.reason, err.message, retryAfter);
+  }
+  return err;
+}
+
+/** Awaits `p`, giving up when `signal` aborts or `timeoutMs` (> 0) passes first. */
+function withSignal<T>(p: Promise<T>, signal: AbortSignal | undefined, timeoutMs: number): Promise<T> {
+  if (!signal && !(timeoutMs > 0)) return p;
+  return new Promise<T>((resolve, reject) => {
+    const onAbort = (): void => {
+      done();
+      reject(signal?.reason);
+    };
+    const timer = timeoutMs > 0 ? setTimeout(() => (done(), reject(new Error(`timed out after ${timeoutMs}ms`))), timeoutMs) : undefined;
+    const done = (): void => {
+      if (timer) clearTimeout(timer);
+      signal?.removeEventListener('abort', onAbort);
+    };
+    signal?.addEventListener('abort', onAbort, { once: true });
+    p.then(
+      (v) => (done(), resolve(v)),
+      (e: unknown) => (done(), reject(e)),
+    );
+  });
 }
 
 /** Static TLS request options of a config; Node checks the server name against `servername`. */
@@ -245,7 +508,7 @@ function transportError(verb: Verb, path: string, cause: unknown): Error {
   return new Error(`${verb} ${path.split('?')[0]} failed: ${oneLine(detail)}`, { cause });
 }
 
-function readBody(res: http.IncomingMessage): Promise<string> {
+function readBody(res: Readable): Promise<string> {
   return new Promise((resolve, reject) => {
     const chunks: Buffer[] = [];
     res.on('data', (c: Buffer) => chunks.push(c));

@@ -5,9 +5,11 @@
  */
 import { CoreV1Api } from '@kubernetes/client-node';
 import { expect } from 'chai';
+import { setMaxListeners } from 'node:events';
 import { mkdtempSync, rmSync, writeFileSync, chmodSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { Registry } from 'prom-client';
 import { stringify } from 'yaml';
 import { ApiError, KubeClient } from '../../operator/runtime/client';
 import { inClusterConfig } from '../../operator/runtime/in-cluster';
@@ -24,6 +26,9 @@ const SelfSubjectReviews: ResourceKind = {
   plural: 'selfsubjectreviews',
   namespaced: false,
 };
+
+const ConfigMaps: ResourceKind = { group: '', version: 'v1', kind: 'ConfigMap', plural: 'configmaps', namespaced: true };
+const Namespaces: ResourceKind = { group: '', version: 'v1', kind: 'Namespace', plural: 'namespaces', namespaced: false };
 
 interface SelfSubjectReview extends KubeObject {
   status?: { userInfo?: { username?: string } };
@@ -89,6 +94,40 @@ describe('runtime: REST config loader (real control plane)', function () {
   });
 
   const sa = (name: string): string => `system:serviceaccount:${ns}:${name}`;
+
+  it('speaks HTTP/2 to kube-apiserver: 150 watches on their own sessions, and a GET still answers', async () => {
+    const registry = new Registry();
+    const c = new KubeClient({ restConfig: cp.restConfig(), registry });
+    clients.push(c);
+    const stop = new AbortController();
+    setMaxListeners(0, stop.signal);
+    const opened: Array<Promise<void>> = [];
+    const running: Array<Promise<void>> = [];
+    for (let i = 0; i < 150; i++) {
+      opened.push(
+        new Promise<void>((resolve, reject) => {
+          const watch = c.watch(ConfigMaps, { namespace: ns, signal: stop.signal, onOpen: resolve });
+          running.push((async () => void (await watch[Symbol.asyncIterator]().next().catch(reject)))());
+        }),
+      );
+    }
+    try {
+      await Promise.all(opened);
+      expect((await c.get<KubeObject>(Namespaces, '', ns)).metadata?.name).to.equal(ns);
+      const conns = ((await registry.getSingleMetric('rest_client_connections_total')?.get())?.values ?? []).map((v) => [
+        v.labels.protocol,
+        v.labels.lane,
+        v.value,
+      ]);
+      expect(conns).to.deep.equal([
+        ['h2', 'watch', 2],
+        ['h2', 'request', 1],
+      ]);
+    } finally {
+      stop.abort();
+      await Promise.all(running);
+    }
+  });
 
   it('authenticates with the admin client certificate of a kubeconfig', async () => {
     expect(await whoami(client(cp.restConfig()))).to.equal('admin');

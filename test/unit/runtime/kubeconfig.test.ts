@@ -1,6 +1,7 @@
 import { expect } from 'chai';
 import { loadKubeconfig } from '../../../operator/runtime/kubeconfig';
 import type { Credentials, RestConfig } from '../../../operator/runtime/rest-config';
+import { CA_CERT } from './tls-fixtures';
 import { execStanza, scratch, writePlugin, type Scratch } from './rest-config-fixtures';
 
 const V1 = 'client.authentication.k8s.io/v1';
@@ -40,7 +41,7 @@ describe('loadKubeconfig', () => {
 
   describe('auth forms', () => {
     it('client certificate and CA from files, relative to the kubeconfig', async () => {
-      s.file('ca.crt', 'CA-PEM');
+      s.file('ca.crt', CA_CERT);
       s.file('client.crt', 'CERT-PEM');
       s.file('client.key', 'KEY-PEM');
       const path = s.kubeconfig(
@@ -50,7 +51,7 @@ describe('loadKubeconfig', () => {
       const cfg = loadKubeconfig(path);
       expect(cfg.server).to.equal(SERVER);
       expect(cfg.source).to.equal(path);
-      expect(cfg.tls.ca?.toString()).to.equal('CA-PEM');
+      expect(cfg.tls.ca?.toString()).to.equal(CA_CERT);
       expect(cfg.tls.cert?.toString()).to.equal('CERT-PEM');
       expect(cfg.tls.key?.toString()).to.equal('KEY-PEM');
       expect(await creds(cfg)).to.deep.equal({});
@@ -58,11 +59,11 @@ describe('loadKubeconfig', () => {
 
     it('inline -data fields, tls-server-name and the context namespace', () => {
       const path = s.kubeconfig(
-        { server: SERVER, 'certificate-authority-data': b64('CA'), 'tls-server-name': 'kubernetes.default.svc' },
+        { server: SERVER, 'certificate-authority-data': b64(CA_CERT), 'tls-server-name': 'kubernetes.default.svc' },
         { 'client-certificate-data': b64('CERT'), 'client-key-data': b64('KEY') },
       );
       const raw = loadKubeconfig(path);
-      expect([raw.tls.ca?.toString(), raw.tls.cert?.toString(), raw.tls.key?.toString()]).to.deep.equal(['CA', 'CERT', 'KEY']);
+      expect([raw.tls.ca?.toString(), raw.tls.cert?.toString(), raw.tls.key?.toString()]).to.deep.equal([CA_CERT, 'CERT', 'KEY']);
       expect(raw.tls.serverName).to.equal('kubernetes.default.svc');
       expect(raw.tls.insecureSkipVerify).to.equal(undefined);
     });
@@ -143,7 +144,7 @@ describe('loadKubeconfig', () => {
       const path = s.kubeconfig(
         {
           server: SERVER,
-          'certificate-authority-data': b64('CA'),
+          'certificate-authority-data': b64(CA_CERT),
           extensions: [{ name: 'client.authentication.k8s.io/exec', extension: { audience: 'x' } }],
         },
         { exec: stanza },
@@ -154,7 +155,7 @@ describe('loadKubeconfig', () => {
         {
           apiVersion: V1,
           kind: 'ExecCredential',
-          spec: { interactive: false, cluster: { server: SERVER, 'certificate-authority-data': b64('CA'), config: { audience: 'x' } } },
+          spec: { interactive: false, cluster: { server: SERVER, 'certificate-authority-data': b64(CA_CERT), config: { audience: 'x' } } },
         },
       ]);
     });
@@ -226,8 +227,32 @@ describe('loadKubeconfig', () => {
         write: (x) => x.kubeconfig({ server: SERVER, 'certificate-authority': 'missing-ca.crt' }),
         want: /cluster "c": cannot read certificate-authority .*\/missing-ca\.crt: ENOENT$/,
       },
+      'certificate-authority-data that is not base64': {
+        write: (x) => x.kubeconfig({ server: SERVER, 'certificate-authority-data': `${token}!!` }),
+        want: /^kubeconfig .*config: cluster "c": certificate-authority-data is not valid base64$/,
+      },
+      'certificate-authority-data that is base64 but no PEM certificate': {
+        write: (x) => x.kubeconfig({ server: SERVER, 'certificate-authority-data': b64(token) }),
+        want: /^kubeconfig .*config: cluster "c": certificate-authority-data is not a PEM certificate \(no BEGIN CERTIFICATE block\)$/,
+      },
+      'certificate-authority-data with a PEM block that does not parse': {
+        write: (x) =>
+          x.kubeconfig({
+            server: SERVER,
+            'certificate-authority-data': b64(`-----BEGIN CERTIFICATE-----\n${b64(token)}\n-----END CERTIFICATE-----\n`),
+          }),
+        want: /cluster "c": certificate-authority-data: certificate 1 does not parse as X\.509$/,
+      },
+      'a certificate-authority file that is no PEM certificate': {
+        write: (x) => (x.file('bad-ca.crt', token), x.kubeconfig({ server: SERVER, 'certificate-authority': 'bad-ca.crt' })),
+        want: /cluster "c": certificate-authority .*\/bad-ca\.crt is not a PEM certificate/,
+      },
+      'client-certificate-data that is not base64': {
+        write: (x) => x.kubeconfig({ server: SERVER }, { 'client-certificate-data': `${token}%`, 'client-key-data': b64('k') }),
+        want: /user "u": client-certificate-data is not valid base64$/,
+      },
       'insecure-skip-tls-verify together with a CA': {
-        write: (x) => x.kubeconfig({ server: SERVER, 'insecure-skip-tls-verify': true, 'certificate-authority-data': b64('CA') }),
+        write: (x) => x.kubeconfig({ server: SERVER, 'insecure-skip-tls-verify': true, 'certificate-authority-data': b64(CA_CERT) }),
         want: /insecure-skip-tls-verify cannot be combined with a certificate authority$/,
       },
       'proxy-url': { write: (x) => x.kubeconfig({ server: SERVER, 'proxy-url': 'http://proxy:3128' }), want: /proxy-url is not supported$/ },

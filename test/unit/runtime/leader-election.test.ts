@@ -178,3 +178,56 @@ describe('LeaderElector (in-memory Lease)', () => {
     expect(() => new LeaderElector({ client: api, logger, config: { ...config, retryPeriodMs: 9_000 } })).to.throw(/renewDeadlineMs/);
   });
 });
+
+describe('LeaderElector abort signals', () => {
+  /** A Lease client whose calls hang until their signal aborts, as a dead connection would. */
+  function hanging(): { client: LeaseClient; aborted: string[] } {
+    const aborted: string[] = [];
+    const hang =
+      (op: string) =>
+      (...args: unknown[]) => {
+        const opts = args[args.length - 1] as { signal?: AbortSignal } | undefined;
+        return new Promise<never>((_resolve, reject) => {
+          opts?.signal?.addEventListener('abort', () => {
+            aborted.push(op);
+            reject(opts.signal?.reason);
+          });
+        });
+      };
+    return { client: { get: hang('get'), create: hang('create'), update: hang('update') } as unknown as LeaseClient, aborted };
+  }
+
+  it('a stop while the Lease read hangs aborts that read and ends the run', async () => {
+    const { client, aborted } = hanging();
+    const clock = new FakeClock();
+    const { e } = elector(client, clock, 'a');
+    const ac = new AbortController();
+    const run = e.run(ac.signal);
+    await settle();
+    ac.abort();
+    const outcome = await Promise.race([run, new Promise((resolve) => setTimeout(() => resolve('still running'), 2_000))]);
+    expect(outcome).to.equal('stopped');
+    expect(aborted).to.deep.equal(['get']);
+  });
+
+  it('a renewal that hangs past renewDeadline is aborted, not left behind', async () => {
+    const api = leaseStore();
+    const clock = new FakeClock();
+    const { client: stuck, aborted } = hanging();
+    let broken = false;
+    const client: LeaseClient = {
+      get: (...a) => (broken ? stuck.get(...a) : api.get(...a)),
+      create: (...a) => api.create(...a),
+      update: (...a) => api.update(...a),
+    };
+    const { e } = elector(client, clock, 'a');
+    const ac = new AbortController();
+    const run = e.run(ac.signal);
+    await settle();
+    expect(e.isLeader()).to.equal(true);
+    broken = true;
+    await pass(clock, 12_500);
+    expect(await run).to.equal('lost');
+    expect(aborted).to.include('get');
+  });
+});

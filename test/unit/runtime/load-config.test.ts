@@ -3,6 +3,7 @@ import { mkdirSync, rmSync } from 'node:fs';
 import { join } from 'node:path';
 import { inClusterConfig } from '../../../operator/runtime/in-cluster';
 import { loadRestConfig } from '../../../operator/runtime/load-config';
+import { CA_CERT } from './tls-fixtures';
 import { scratch, type Scratch } from './rest-config-fixtures';
 
 describe('loadRestConfig (controller-runtime order)', () => {
@@ -28,7 +29,7 @@ describe('loadRestConfig (controller-runtime order)', () => {
     sa = join(s.dir, 'serviceaccount');
     mkdirSync(sa);
     s.file('serviceaccount/token', 'pod-token\n');
-    s.file('serviceaccount/ca.crt', 'CLUSTER-CA');
+    s.file('serviceaccount/ca.crt', CA_CERT);
     s.file('serviceaccount/namespace', 'bucketoperator-system');
     home = join(s.dir, 'home');
     mkdirSync(join(home, '.kube'), { recursive: true });
@@ -48,6 +49,12 @@ describe('loadRestConfig (controller-runtime order)', () => {
     expect(load({ env }).server).to.equal('https://env:6443');
   });
 
+  it('takes HTTPS_PROXY/NO_PROXY from the environment it is given', () => {
+    const env = { KUBECONFIG: kubeconfig('env'), HTTPS_PROXY: 'http://u:p@proxy.example:3128', NO_PROXY: '.svc' };
+    const cfg = load({ env });
+    expect([cfg.proxy?.httpsProxy?.display, cfg.proxy?.noProxy]).to.deep.equal(['http://proxy.example:3128', '.svc']);
+  });
+
   it('then the in-cluster ServiceAccount, with the token re-read as it rotates', async () => {
     kubeconfig('home/.kube/config', 'home');
     const cfg = load({ env: inCluster });
@@ -55,7 +62,7 @@ describe('loadRestConfig (controller-runtime order)', () => {
       'https://10.0.0.1:443',
       'in-cluster',
       'bucketoperator-system',
-      'CLUSTER-CA',
+      CA_CERT,
     ]);
     expect(await cfg.credentials?.get()).to.deep.equal({ token: 'pod-token' });
     s.file('serviceaccount/token', 'rotated-token');
@@ -91,7 +98,7 @@ describe('inClusterConfig', () => {
   beforeEach(() => {
     s = scratch();
     s.file('token', 't');
-    s.file('ca.crt', 'CA');
+    s.file('ca.crt', CA_CERT);
   });
   afterEach(() => s.cleanup());
 
@@ -103,6 +110,12 @@ describe('inClusterConfig', () => {
 
   it('refuses outside a cluster', () => {
     expect(() => inClusterConfig({ env: {}, serviceAccountDir: s.dir })).to.throw(/^not running in a cluster/);
+  });
+
+  it('refuses a mounted ca.crt that is not a PEM certificate, naming the file', () => {
+    s.file('ca.crt', 'not a certificate');
+    const env = { KUBERNETES_SERVICE_HOST: 'h', KUBERNETES_SERVICE_PORT: '1' };
+    expect(() => inClusterConfig({ env, serviceAccountDir: s.dir })).to.throw(/^in-cluster config: .*\/ca\.crt is not a PEM certificate/);
   });
 
   it('needs the mounted token and CA', () => {
