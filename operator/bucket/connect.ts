@@ -112,7 +112,11 @@ export function judgeCredentials(ref: SecretRef, secret: V1Secret | undefined): 
  * to `signal`) for the cache to fill, so a config that has just appeared is never reported as
  * lacking a Secret that exists.
  */
-export async function resolveCredentials(secrets: CredentialSecrets, config: BucketProviderConfig, signal?: AbortSignal): Promise<CredentialsVerdict> {
+export async function resolveCredentials(
+  secrets: CredentialSecrets,
+  config: BucketProviderConfig,
+  signal?: AbortSignal,
+): Promise<CredentialsVerdict> {
   const ref: SecretRef = {
     namespace: config.metadata.namespace ?? '',
     name: config.spec.secretRef.name,

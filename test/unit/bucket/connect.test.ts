@@ -32,10 +32,15 @@ describe('connect', () => {
     },
     // The hole of issue 16: any Secret of the namespace was sent as a bearer token.
     'Secret without the credentials label: SecretNotLabeled with the command, one GET': {
-      args: { config: providerConfig().inUse().build(), bucket: bucket().build(), secrets: [credentialsSecret({ apiKey: API_KEY, labelled: false })] },
+      args: {
+        config: providerConfig().inUse().build(),
+        bucket: bucket().build(),
+        secrets: [credentialsSecret({ apiKey: API_KEY, labelled: false })],
+      },
       want: {
         reason: Reason.SecretNotLabeled,
-        message: /^Secret ns1\/key is not labelled as provider credentials; to use it run: kubectl label secret -n ns1 key storage\.avalonhosting\.example\/secret-type=provider-credentials$/,
+        message:
+          /^Secret ns1\/key is not labelled as provider credentials; to use it run: kubectl label secret -n ns1 key storage\.avalonhosting\.example\/secret-type=provider-credentials$/,
         lookups: 1,
       },
     },
@@ -43,7 +48,12 @@ describe('connect', () => {
       args: {
         config: providerConfig().inUse().build(),
         bucket: bucket().build(),
-        secrets: [{ ...credentialsSecret({ apiKey: API_KEY }), metadata: { name: 'key', namespace: 'ns1', labels: { 'storage.avalonhosting.example/secret-type': 'other' } } }],
+        secrets: [
+          {
+            ...credentialsSecret({ apiKey: API_KEY }),
+            metadata: { name: 'key', namespace: 'ns1', labels: { 'storage.avalonhosting.example/secret-type': 'other' } },
+          },
+        ],
       },
       want: { reason: Reason.SecretNotLabeled },
     },
@@ -168,7 +178,10 @@ describe('judgeCredentials', () => {
   const ref = { namespace: 'team-a', name: 'provider-credentials', key: 'apiKey' };
   const cases: Record<string, { args: { secret: V1Secret | undefined }; want: { ok: boolean; reason?: Reason; message?: string } }> = {
     labelled: { args: { secret: credentialsSecret({ ...ref, apiKey: ' k ' }) }, want: { ok: true } },
-    absent: { args: { secret: undefined }, want: { ok: false, reason: Reason.SecretNotFound, message: 'Secret team-a/provider-credentials not found' } },
+    absent: {
+      args: { secret: undefined },
+      want: { ok: false, reason: Reason.SecretNotFound, message: 'Secret team-a/provider-credentials not found' },
+    },
     'not labelled: the exact command': {
       args: { secret: credentialsSecret({ ...ref, labelled: false }) },
       want: {
@@ -183,7 +196,10 @@ describe('judgeCredentials', () => {
       args: { secret: credentialsSecret({ ...ref, key: 'other', labelled: false }) },
       want: { ok: false, reason: Reason.SecretNotLabeled },
     },
-    'labelled, blank key': { args: { secret: credentialsSecret({ ...ref, apiKey: '  ' }) }, want: { ok: false, reason: Reason.SecretNotFound, message: 'key apiKey in Secret team-a/provider-credentials is empty' } },
+    'labelled, blank key': {
+      args: { secret: credentialsSecret({ ...ref, apiKey: '  ' }) },
+      want: { ok: false, reason: Reason.SecretNotFound, message: 'key apiKey in Secret team-a/provider-credentials is empty' },
+    },
   };
   for (const [name, tc] of Object.entries(cases)) {
     it(name, () => {

@@ -20,7 +20,10 @@ describe('protectionStep', () => {
     'labelled and referenced: protect': { args: { secret: credentialsSecret(), referenced: true }, want: 'add' },
     'labelled, referenced, protected: nothing': { args: { secret: credentialsSecret({ finalizers: protectedBy }), referenced: true }, want: 'none' },
     'labelled, referenced, being deleted: no new finalizer': { args: { secret: deleting(credentialsSecret()), referenced: true }, want: 'none' },
-    'labelled, protected, no longer referenced: release': { args: { secret: credentialsSecret({ finalizers: protectedBy }), referenced: false }, want: 'remove' },
+    'labelled, protected, no longer referenced: release': {
+      args: { secret: credentialsSecret({ finalizers: protectedBy }), referenced: false },
+      want: 'remove',
+    },
     'referenced but not labelled: never protected': { args: { secret: credentialsSecret({ labelled: false }), referenced: true }, want: 'none' },
     // The operator will not read the Secret any more, so it does not hold it either.
     'label removed from a protected, referenced Secret: release': {
