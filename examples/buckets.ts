@@ -6,7 +6,15 @@
 import { App, Chart, Duration, type ChartProps } from 'cdk8s';
 import { k8s } from 'cdk8s-plus-28';
 import type { Construct } from 'constructs';
-import { BucketOperator, BucketProviderConfig, connectionSecretName, StorageBucket, StorageBucketSpecDeletionPolicy } from 'bucketoperator';
+import {
+  BucketOperator,
+  BucketProviderConfig,
+  connectionSecretName,
+  CREDENTIALS_SECRET_LABEL,
+  CREDENTIALS_SECRET_TYPE,
+  StorageBucket,
+  StorageBucketSpecDeletionPolicy,
+} from 'bucketoperator';
 
 /** Properties of {@link BucketsChart}. */
 export interface BucketsChartProps extends ChartProps {
@@ -24,8 +32,9 @@ export class BucketsChart extends Chart {
   constructor(scope: Construct, id: string, props: BucketsChartProps) {
     super(scope, id, props);
     // The key's value is filled by the user's secret tooling (sealed-secrets, ESO), never here.
+    // The label opts the Secret in: the operator uses no Secret as credentials without it.
     new k8s.KubeSecret(this, 'provider-key', {
-      metadata: { name: 'provider-credentials' },
+      metadata: { name: 'provider-credentials', labels: { [CREDENTIALS_SECRET_LABEL]: CREDENTIALS_SECRET_TYPE } },
       stringData: { apiKey: 'replace-me' },
     });
     const config = new BucketProviderConfig(this, 'provider', {

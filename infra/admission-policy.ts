@@ -9,14 +9,16 @@
  * - create or change only Secrets and Services labelled MANAGED_BY_LABEL=MANAGED_BY_VALUE,
  *   Secrets only of type Opaque, Services only of type ExternalName, never dropping the label;
  * - on any other Secret (the credential Secrets BucketProviderConfigs reference) only add or
- *   remove SECRET_IN_USE_FINALIZER, everything else unchanged; no other Service at all;
+ *   remove SECRET_IN_USE_FINALIZER, everything else unchanged, and add it only to Secrets
+ *   labelled CREDENTIALS_SECRET_LABEL=CREDENTIALS_SECRET_TYPE (removing it is always allowed,
+ *   so a Secret whose label was taken away can be released); no other Service at all;
  * - delete nothing (owned objects go with their StorageBucket through garbage collection).
  *
  * `matchConditions` restrict it to the operator's user, so no other request is evaluated.
  */
 import { ApiObject } from 'cdk8s';
 import { Construct } from 'constructs';
-import { MANAGED_BY_LABEL, MANAGED_BY_VALUE, SECRET_IN_USE_FINALIZER } from '../operator/api/v1';
+import { CREDENTIALS_SECRET_LABEL, CREDENTIALS_SECRET_TYPE, MANAGED_BY_LABEL, MANAGED_BY_VALUE, SECRET_IN_USE_FINALIZER } from '../operator/api/v1';
 import { COMMON_LABELS } from './labels';
 
 /** Properties of {@link OperatorAdmissionPolicy}. */
@@ -54,12 +56,16 @@ const DNS_SUBDOMAIN = /^[a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0
 const cel = (s: string): string => JSON.stringify(s);
 
 const LABEL = `${MANAGED_BY_LABEL}=${MANAGED_BY_VALUE}`;
+const CREDENTIALS = `${CREDENTIALS_SECRET_LABEL}=${CREDENTIALS_SECRET_TYPE}`;
 
-/** True when `obj` (object or oldObject) carries the managed-by label; false when it is null. */
-function labelled(obj: 'object' | 'oldObject'): string {
+/**
+ * True when `obj` (object or oldObject) carries `label` with `value` (by default the managed-by
+ * label); false when it is null.
+ */
+function labelled(obj: 'object' | 'oldObject', label = MANAGED_BY_LABEL, value = MANAGED_BY_VALUE): string {
   return (
-    `${obj} != null && has(${obj}.metadata.labels) && ${cel(MANAGED_BY_LABEL)} in ${obj}.metadata.labels && ` +
-    `${obj}.metadata.labels[${cel(MANAGED_BY_LABEL)}] == ${cel(MANAGED_BY_VALUE)}`
+    `${obj} != null && has(${obj}.metadata.labels) && ${cel(label)} in ${obj}.metadata.labels && ` +
+    `${obj}.metadata.labels[${cel(label)}] == ${cel(value)}`
   );
 }
 
@@ -105,6 +111,8 @@ export class OperatorAdmissionPolicy extends Construct {
       { name: 'foreignSecretUpdate', expression: 'request.operation == "UPDATE" && variables.secret && !variables.wasManaged' },
       { name: 'oldFinalizers', expression: 'has(oldObject.metadata.finalizers) ? oldObject.metadata.finalizers : []' },
       { name: 'newFinalizers', expression: 'has(object.metadata.finalizers) ? object.metadata.finalizers : []' },
+      // The Secret's owner opted it in as provider credentials (labels cannot change here).
+      { name: 'credentials', expression: labelled('object', CREDENTIALS_SECRET_LABEL, CREDENTIALS_SECRET_TYPE) },
     ];
 
     // "the bucket operator may not <verb> <resource> <namespace>/<name>: <why>", so an admin
@@ -159,6 +167,12 @@ export class OperatorAdmissionPolicy extends Construct {
           `variables.oldFinalizers.all(f, f == ${cel(SECRET_IN_USE_FINALIZER)} || f in variables.newFinalizers))`,
         `the bucket operator may add or remove only the finalizer ${SECRET_IN_USE_FINALIZER} on a Secret without the label ${LABEL}`,
         refusal(`change finalizers other than ${SECRET_IN_USE_FINALIZER} on`, unmanaged),
+      ),
+      rule(
+        `!variables.foreignSecretUpdate || variables.credentials || ` +
+          `!(${cel(SECRET_IN_USE_FINALIZER)} in variables.newFinalizers) || ${cel(SECRET_IN_USE_FINALIZER)} in variables.oldFinalizers`,
+        `the bucket operator may add the finalizer ${SECRET_IN_USE_FINALIZER} only to Secrets labelled ${CREDENTIALS}`,
+        refusal(`add the finalizer ${SECRET_IN_USE_FINALIZER} to`, `it lacks the label ${CREDENTIALS}`),
       ),
     ];
 

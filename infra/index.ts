@@ -5,4 +5,6 @@
 export { BucketOperator, type BucketOperatorProps, type OperatorMode } from './operator';
 export type { LogLevel, OperatorResources, ResourceQuantities } from './manager';
 export { connectionSecretName, serviceName, type BucketRef } from './buckets';
+/** The label a Secret needs before the operator uses it as provider credentials, and its value. */
+export { CREDENTIALS_SECRET_LABEL, CREDENTIALS_SECRET_TYPE } from '../operator/api/v1/well-known';
 export * from '../imports/storage-storage.avalonhosting.example';

@@ -3,9 +3,8 @@
  * StorageBuckets using it, and holds an in-use finalizer so the config cannot disappear while
  * buckets still need it to deprovision.
  */
-import type { V1Secret } from '@kubernetes/client-node';
 import type { BucketProviderConfig, BucketProviderConfigStatus, StorageBucket } from '../api/v1';
-import { CONFIG_IN_USE_FINALIZER, DEFAULT_SECRET_KEY } from '../api/v1';
+import { CONFIG_IN_USE_FINALIZER } from '../api/v1';
 import {
   conditionsEqual,
   done,
@@ -13,12 +12,11 @@ import {
   type Action,
   type Cache,
   type Condition,
-  type NamedCache,
   type ReconcileContext,
   type Reconciler,
   type Request,
 } from '../runtime';
-import { endpointProblem } from './connect';
+import { endpointProblem, resolveCredentials, type CredentialSecrets } from './connect';
 import { scanCondition, type ScanStates } from './drift-scan-state';
 import { BUCKETS_BY_CONFIG } from './indexes';
 import { PROVIDER_CONFIG } from './kinds';
@@ -32,8 +30,8 @@ export const IN_USE_REASON = 'InUse';
 export interface ConfigReconcilerDeps {
   readonly configs: Cache<BucketProviderConfig>;
   readonly buckets: Cache<StorageBucket>;
-  /** Credential Secrets, watched by name while a config refers to them. */
-  readonly secrets: NamedCache<V1Secret>;
+  /** Credential Secrets: the label-selected cache, and one GET on a miss. */
+  readonly secrets: CredentialSecrets;
   readonly writer: ObjectWriter;
   /** `--allow-link-local-endpoints`, so Ready says what connect() will say. @default false */
   readonly allowLinkLocalEndpoints?: boolean;
@@ -98,19 +96,9 @@ export class ConfigReconciler implements Reconciler {
     // the Secret holds.
     const problem = endpointProblem(config.spec, { allowLinkLocal: this.d.allowLinkLocalEndpoints ?? false });
     if (problem) return { status: 'False', reason: Reason.InvalidProviderConfig, message: problem };
-    const ns = config.metadata.namespace ?? '';
-    const name = config.spec.secretRef.name;
-    const key = config.spec.secretRef.key ?? DEFAULT_SECRET_KEY;
-    // A config just created may be read before its Secret's informer filled.
-    await this.d.secrets.waitForKey({ namespace: ns, name }, signal);
-    const secret = this.d.secrets.get({ namespace: ns, name });
-    if (!secret) return { status: 'False', reason: Reason.SecretNotFound, message: `Secret ${ns}/${name} not found` };
-    const value = secret.data?.[key];
-    if (!value) return { status: 'False', reason: Reason.SecretNotFound, message: `key ${key} missing in Secret ${ns}/${name}` };
-    // The same rule as connect(): a blank key is no key.
-    if (!Buffer.from(value, 'base64').toString('utf8').trim()) {
-      return { status: 'False', reason: Reason.SecretNotFound, message: `key ${key} in Secret ${ns}/${name} is empty` };
-    }
+    // Not found and not labelled read differently: only the second needs the label command.
+    const credentials = await resolveCredentials(this.d.secrets, config, signal);
+    if (!credentials.ok) return { status: 'False', reason: credentials.reason, message: credentials.message };
     return { status: 'True', reason: Reason.Available, message: '' };
   }
 

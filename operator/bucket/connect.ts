@@ -1,14 +1,16 @@
 /**
  * Resolves a bucket's provider connection from its BucketProviderConfig and that config's
- * Secret, both read from informer caches (the Secret from the informer watching it by name).
- * Failures name the missing object, never the key.
+ * Secret. Credential Secrets opt in with a label: they are read from the one informer that
+ * selects on it, and a Secret without it is never used (its data is never even kept). On a
+ * cache miss one GET by name tells "not found" from "not labelled", so the status says what to
+ * do. Failures name the missing object, never the key.
  */
 import { createHash } from 'node:crypto';
 import type { V1Secret } from '@kubernetes/client-node';
 import type { BucketProviderConfig, BucketProviderConfigSpec, StorageBucket } from '../api/v1';
-import { CONFIG_IN_USE_FINALIZER, DEFAULT_SECRET_KEY } from '../api/v1';
+import { CONFIG_IN_USE_FINALIZER, CREDENTIALS_SECRET_LABEL, CREDENTIALS_SECRET_TYPE, DEFAULT_SECRET_KEY } from '../api/v1';
 import { ALLOW_LINK_LOCAL_FLAG, deniedEndpointHost, type ProviderClient, type ProviderClients } from '../provider-client';
-import type { Cache, NamedCache } from '../runtime';
+import type { Cache, ObjectKey } from '../runtime';
 import { Reason } from './reasons';
 
 /** A connection to the provider that holds a bucket. */
@@ -31,6 +33,7 @@ export class ConnectError extends Error {
       | typeof Reason.ProviderConfigNotFound
       | typeof Reason.ProviderConfigNotReady
       | typeof Reason.SecretNotFound
+      | typeof Reason.SecretNotLabeled
       | typeof Reason.InvalidProviderConfig,
     message: string,
   ) {
@@ -38,11 +41,99 @@ export class ConnectError extends Error {
   }
 }
 
+/** Label selector of the credentials informer: `<CREDENTIALS_SECRET_LABEL>=<CREDENTIALS_SECRET_TYPE>`. */
+export const CREDENTIALS_SELECTOR = `${CREDENTIALS_SECRET_LABEL}=${CREDENTIALS_SECRET_TYPE}`;
+
+/** True when `secret` opted in as provider credentials. */
+export function isCredentialsSecret(secret: V1Secret): boolean {
+  return secret.metadata?.labels?.[CREDENTIALS_SECRET_LABEL] === CREDENTIALS_SECRET_TYPE;
+}
+
+/** The command that opts a Secret in, as status messages and the README give it. */
+export function labelCommand(namespace: string, name: string): string {
+  return `kubectl label secret -n ${namespace} ${name} ${CREDENTIALS_SELECTOR}`;
+}
+
+/** Where credential Secrets are read from. */
+export interface CredentialSecrets {
+  /** The label-selected informer's cache: labelled Secrets only, managedFields stripped. */
+  readonly cache: Cache<V1Secret>;
+  /** Resolves once the cache holds its initial list, so a miss is worth asking the API about. */
+  waitForSync(signal?: AbortSignal): Promise<void>;
+  /**
+   * One GET by name, asked only on a cache miss. A Secret without the label comes back as
+   * metadata only: its data is dropped before anyone can log, store or send it.
+   */
+  lookup(key: ObjectKey): Promise<V1Secret | undefined>;
+}
+
+/** Keeps only what may be known of a Secret that did not opt in: its metadata. */
+export function withoutUnlabelledData(secret: V1Secret | undefined): V1Secret | undefined {
+  if (!secret || isCredentialsSecret(secret)) return secret;
+  return { apiVersion: secret.apiVersion, kind: secret.kind, metadata: secret.metadata };
+}
+
+/** The API key a config's Secret yields, or why it yields none. */
+export type CredentialsVerdict =
+  | { readonly ok: true; readonly apiKey: string }
+  | { readonly ok: false; readonly reason: typeof Reason.SecretNotFound | typeof Reason.SecretNotLabeled; readonly message: string };
+
+/** Which Secret and key a config names. */
+export interface SecretRef {
+  readonly namespace: string;
+  readonly name: string;
+  readonly key: string;
+}
+
+/**
+ * Decides what `secret` (as found for `ref`, or undefined) is worth as credentials. The label
+ * is checked before any data is looked at. Shared by connect() and the config's Ready
+ * condition, so a bucket and its config always give the same reason.
+ */
+export function judgeCredentials(ref: SecretRef, secret: V1Secret | undefined): CredentialsVerdict {
+  const { namespace, name, key } = ref;
+  if (!secret) return { ok: false, reason: Reason.SecretNotFound, message: `Secret ${namespace}/${name} not found` };
+  if (!isCredentialsSecret(secret)) {
+    return {
+      ok: false,
+      reason: Reason.SecretNotLabeled,
+      message: `Secret ${namespace}/${name} is not labelled as provider credentials; to use it run: ${labelCommand(namespace, name)}`,
+    };
+  }
+  const encoded = secret.data?.[key];
+  if (!encoded) return { ok: false, reason: Reason.SecretNotFound, message: `key ${key} missing in Secret ${namespace}/${name}` };
+  const apiKey = Buffer.from(encoded, 'base64').toString('utf8').trim();
+  if (!apiKey) return { ok: false, reason: Reason.SecretNotFound, message: `key ${key} in Secret ${namespace}/${name} is empty` };
+  return { ok: true, apiKey };
+}
+
+/**
+ * Reads `config`'s Secret (cache first, once from the API on a miss) and judges it. Waits (up
+ * to `signal`) for the cache to fill, so a config that has just appeared is never reported as
+ * lacking a Secret that exists.
+ */
+export async function resolveCredentials(
+  secrets: CredentialSecrets,
+  config: BucketProviderConfig,
+  signal?: AbortSignal,
+): Promise<CredentialsVerdict> {
+  const ref: SecretRef = {
+    namespace: config.metadata.namespace ?? '',
+    name: config.spec.secretRef.name,
+    key: config.spec.secretRef.key ?? DEFAULT_SECRET_KEY,
+  };
+  await secrets.waitForSync(signal);
+  // A miss is an absent or unlabelled Secret, or (rarely) one the watch has not delivered yet:
+  // the API server's answer settles which, and its add event re-reconciles either way.
+  const secret = secrets.cache.get(ref) ?? withoutUnlabelledData(await secrets.lookup(ref));
+  return judgeCredentials(ref, secret);
+}
+
 /** Caches and client factory that `connect` reads. */
 export interface ConnectDeps {
   readonly configs: Cache<BucketProviderConfig>;
-  /** Credential Secrets, watched by name while a config refers to them. */
-  readonly secrets: NamedCache<V1Secret>;
+  /** Credential Secrets: the label-selected cache, and one GET on a miss. */
+  readonly secrets: CredentialSecrets;
   readonly clients: ProviderClients;
 }
 
@@ -71,9 +162,8 @@ export function endpointProblem(spec: Pick<BucketProviderConfigSpec, 'endpoint' 
 }
 
 /**
- * Resolves the connection for `bucket`, or throws a {@link ConnectError}. Waits (up to
- * `signal`) for the Secret's informer to fill, so a config that has just appeared is never
- * reported as lacking a Secret that exists.
+ * Resolves the connection for `bucket`, or throws a {@link ConnectError}. The API key comes
+ * only from a Secret labelled as credentials ({@link resolveCredentials}).
  */
 export async function connect(deps: ConnectDeps, bucket: StorageBucket, signal?: AbortSignal): Promise<Connection> {
   const namespace = bucket.metadata.namespace ?? '';
@@ -92,17 +182,9 @@ export async function connect(deps: ConnectDeps, bucket: StorageBucket, signal?:
   // Checked for deletions too: the API key is never sent in clear or to a metadata service.
   const problem = endpointProblem(config.spec, { allowLinkLocal: deps.clients.allowLinkLocalEndpoints });
   if (problem) throw new ConnectError(Reason.InvalidProviderConfig, `BucketProviderConfig ${namespace}/${configName}: ${problem}`);
-  const secretName = config.spec.secretRef.name;
-  const key = config.spec.secretRef.key ?? DEFAULT_SECRET_KEY;
-  await deps.secrets.waitForKey({ namespace, name: secretName }, signal);
-  const secret = deps.secrets.get({ namespace, name: secretName });
-  const encoded = secret?.data?.[key];
-  if (!secret || !encoded) {
-    const what = secret ? `key ${key} missing in Secret ${namespace}/${secretName}` : `Secret ${namespace}/${secretName} not found`;
-    throw new ConnectError(Reason.SecretNotFound, what);
-  }
-  const apiKey = Buffer.from(encoded, 'base64').toString('utf8').trim();
-  if (!apiKey) throw new ConnectError(Reason.SecretNotFound, `key ${key} in Secret ${namespace}/${secretName} is empty`);
+  const credentials = await resolveCredentials(deps.secrets, config, signal);
+  if (!credentials.ok) throw new ConnectError(credentials.reason, credentials.message);
+  const { apiKey } = credentials;
   const account = createHash('sha256').update(config.spec.endpoint).update('\0').update(apiKey).digest('hex').slice(0, 32);
   return { client: deps.clients.client(config.spec.endpoint, apiKey), endpoint: config.spec.endpoint, config, account };
 }

@@ -26,6 +26,8 @@ export const BUCKET_REASON_CLASS: Readonly<Record<Reason, ReasonClass>> = {
   [Reason.SecretNotFound]: 'progressing',
   // The bucket waits for its config, which reports the problem (and is Degraded) itself.
   [Reason.InvalidProviderConfig]: 'progressing',
+  // Likewise: the config is Degraded with the kubectl label command; the bucket only waits.
+  [Reason.SecretNotLabeled]: 'progressing',
   [Reason.ProviderUnavailable]: 'progressing',
   [Reason.Throttled]: 'progressing',
   // Observe mode checks again every drift interval; the bucket may yet be created elsewhere.
@@ -49,7 +51,8 @@ export const BUCKET_TERMINAL_REASONS: readonly Reason[] = (Object.keys(BUCKET_RE
   .sort();
 
 /**
- * Reasons after which a BucketProviderConfig waits for a person: its endpoint must be fixed.
- * A missing Secret may still be created, so SecretNotFound is not one.
+ * Reasons after which a BucketProviderConfig waits for a person: its endpoint must be fixed,
+ * or its Secret labelled as credentials (nothing labels a Secret on its own). A missing Secret
+ * may still be created, so SecretNotFound is not one.
  */
-export const CONFIG_TERMINAL_REASONS: readonly Reason[] = [Reason.InvalidProviderConfig];
+export const CONFIG_TERMINAL_REASONS: readonly Reason[] = [Reason.InvalidProviderConfig, Reason.SecretNotLabeled];

@@ -27,6 +27,11 @@ export const Reason = {
   /** The config is being deleted: nothing new is made through it; deletions may still use it. */
   ProviderConfigDeleting: 'ProviderConfigDeleting',
   SecretNotFound: 'SecretNotFound',
+  /**
+   * The config's Secret exists but does not carry the credentials label: the operator will not
+   * read it until a person labels it (the message gives the command).
+   */
+  SecretNotLabeled: 'SecretNotLabeled',
   CredentialsRejected: 'CredentialsRejected',
   InvalidSpec: 'InvalidSpec',
   ProviderUnavailable: 'ProviderUnavailable',

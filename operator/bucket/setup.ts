@@ -4,14 +4,14 @@
  *
  * The caches hold only what is ours or what we were pointed at: owned Secrets and Services
  * through a managed-by label selector (Secret data condensed to hashes), credential Secrets
- * through one informer per Secret a config names. No informer lists all Secrets or Services.
+ * through one informer on the credentials label (however many configs there are: one watch).
+ * No informer lists all Secrets or Services.
  */
 import type { V1Secret, V1Service } from '@kubernetes/client-node';
 import type { BucketProviderConfig, StorageBucket } from '../api/v1';
 import type { ProviderClients } from '../provider-client';
 import {
   generationChangedOrAnnotations,
-  NamedInformers,
   newControllerManagedBy,
   type ControllerOptions,
   type InformerOptions,
@@ -19,7 +19,7 @@ import {
   type Predicate,
 } from '../runtime';
 import { ConfigReconciler } from './config-reconciler';
-import { connect } from './connect';
+import { connect, CREDENTIALS_SELECTOR, withoutUnlabelledData, type CredentialSecrets } from './connect';
 import { driftScan } from './drift-scanner';
 import { registerBucketLifecycleMetrics } from './lifecycle-metrics';
 import {
@@ -92,20 +92,23 @@ export function setupBucketControllers(mgr: Manager, opts: BucketControllersOpti
   const ownedSecretOptions: InformerOptions = { ...informerOptions, labelSelector: MANAGED_BY_SELECTOR, transform: condenseSecretData };
   const ownedServiceOptions: InformerOptions = { ...informerOptions, labelSelector: MANAGED_BY_SELECTOR };
   const buckets = mgr.informers.informerFor<StorageBucket>(STORAGE_BUCKET, informerOptions).cache;
-  const configInformer = mgr.informers.informerFor<BucketProviderConfig>(PROVIDER_CONFIG, informerOptions);
-  const configs = configInformer.cache;
+  const configs = mgr.informers.informerFor<BucketProviderConfig>(PROVIDER_CONFIG, informerOptions).cache;
   const ownedSecrets = mgr.informers.informerFor<OwnedSecret>(SECRET, ownedSecretOptions).cache;
   const services = mgr.informers.informerFor<V1Service>(SERVICE, ownedServiceOptions).cache;
   buckets.addIndex(BUCKETS_BY_CONFIG, bucketConfigIndex);
   configs.addIndex(CONFIGS_BY_SECRET, configSecretIndex);
   const lifecycleMetrics = registerBucketLifecycleMetrics(mgr, mgr.informers.informerFor<StorageBucket>(STORAGE_BUCKET, informerOptions));
-  // Each config's Secret is watched by name while the config is cached; the same mapping as
-  // CONFIGS_BY_SECRET, so "some config uses it" and "it is watched" always agree.
-  const credentials = new NamedInformers<V1Secret>({ source: mgr.informers, kind: SECRET, logger: mgr.logger }).trackReferences(
-    configInformer,
-    secretForConfig,
-  );
-  const secrets = credentials.cache;
+  // Credential Secrets opt in by label, so one watch holds them all. A config naming a Secret
+  // without the label finds it missing from the cache and asks the API once, which tells "not
+  // found" from "not labelled"; adding the label is an add event here, mapped to its configs
+  // and buckets through CONFIGS_BY_SECRET.
+  const credentialOptions: InformerOptions = { ...informerOptions, labelSelector: CREDENTIALS_SELECTOR };
+  const credentials = mgr.informers.informerFor<V1Secret>(SECRET, credentialOptions);
+  const secrets: CredentialSecrets = {
+    cache: credentials.cache,
+    waitForSync: (signal) => credentials.waitForSync(signal),
+    lookup: async (key) => withoutUnlabelledData(await opts.writer.get<V1Secret>(SECRET, key)),
+  };
 
   // Spec changes, deletion, finalizers and our annotations (pause, adopt) matter; our own
   // status writes do not, since polling is driven by requeueAfter.
@@ -122,7 +125,7 @@ export function setupBucketControllers(mgr: Manager, opts: BucketControllersOpti
     .owns(SECRET, { predicates: [ownedChanged], informerOptions: ownedSecretOptions })
     .owns(SERVICE, { predicates: [ownedChanged], informerOptions: ownedServiceOptions })
     .watches<BucketProviderConfig>(PROVIDER_CONFIG, bucketsForConfig(buckets), { predicates: [generationChangedOrAnnotations()] })
-    .watches<V1Secret>(SECRET, bucketsForSecret(configs, buckets), { informer: credentials })
+    .watches<V1Secret>(SECRET, bucketsForSecret(configs, buckets), { informerOptions: credentialOptions })
     .watchesChannel(drift.channel)
     .withOptions(runner)
     .complete(
@@ -147,7 +150,7 @@ export function setupBucketControllers(mgr: Manager, opts: BucketControllersOpti
     // Only membership matters (providerRef is immutable, so creates and deletes), and a burst of
     // creates or deletes is counted once per second rather than written once per bucket.
     .watches<StorageBucket>(STORAGE_BUCKET, configForBucket, { predicates: [membershipChanged], delayMs: CONFIG_COUNT_DELAY_MS })
-    .watches<V1Secret>(SECRET, configsForSecret(configs), { informer: credentials })
+    .watches<V1Secret>(SECRET, configsForSecret(configs), { informerOptions: credentialOptions })
     // A drift scan whose outcome for a config changed: the DriftScanned condition follows.
     .watchesChannel(drift.configChannel)
     .withOptions({ ...runner, maxConcurrentReconciles: 2 })
@@ -162,9 +165,11 @@ export function setupBucketControllers(mgr: Manager, opts: BucketControllersOpti
       }),
     );
 
-  // Secrets only matter here when their finalizers or deletion change; data edits do not.
+  // Secrets only matter here when their finalizers or deletion change, or when they enter or
+  // leave the label-selected cache (an add or delete event: labelled, or the label removed);
+  // data edits do not.
   newControllerManagedBy(mgr, SECRET_PROTECTION_CONTROLLER)
-    .for<V1Secret>(SECRET, { predicates: [finalizersOrDeletionChanged], informer: credentials })
+    .for<V1Secret>(SECRET, { predicates: [finalizersOrDeletionChanged], informerOptions: credentialOptions })
     .watches<BucketProviderConfig>(PROVIDER_CONFIG, secretForConfig)
     .withOptions({ ...runner, maxConcurrentReconciles: 2 })
     .complete(new SecretProtectionReconciler({ secrets, configs, writer: opts.writer }));

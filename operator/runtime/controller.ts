@@ -48,7 +48,7 @@ export interface EventSourceOptions<T extends KubeObject = KubeObject> {
   readonly informerOptions?: InformerOptions;
   /**
    * Watch this informer instead of asking the InformerSource for one, like
-   * controller-runtime's `source.Kind` on a cache of one's own (e.g. `NamedInformers`).
+   * controller-runtime's `source.Kind` on a cache of one's own.
    */
   readonly informer?: Informer<T>;
   /**

@@ -35,5 +35,4 @@ export * from './status';
 export * from './finalizers';
 export * from './events';
 export * from './write-failures';
-export * from './named-informers';
 export * from './transforms';

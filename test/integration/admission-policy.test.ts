@@ -12,7 +12,7 @@ import { join } from 'node:path';
 import type { V1Secret, V1Service } from '@kubernetes/client-node';
 import { loadKubeconfig } from '../../operator/runtime/kubeconfig';
 import { synthDist } from '../../infra/app';
-import { MANAGED_BY_LABEL, MANAGED_BY_VALUE } from '../../operator/api/v1';
+import { CREDENTIALS_SECRET_LABEL, CREDENTIALS_SECRET_TYPE, MANAGED_BY_LABEL, MANAGED_BY_VALUE } from '../../operator/api/v1';
 import { SECRET, SERVICE } from '../../operator/bucket/kinds';
 import { SECRET_IN_USE_FINALIZER } from '../../operator/bucket/secret-protection';
 import { applyObject } from '../../operator/runtime/apply';
@@ -30,6 +30,7 @@ const OPERATOR_SA = 'bucketoperator-controller-manager';
 const OPERATOR_USER = `system:serviceaccount:${OPERATOR_NS}:${OPERATOR_SA}`;
 const POLICY = `bucketoperator-least-privilege.${OPERATOR_NS}`;
 const MANAGED = { [MANAGED_BY_LABEL]: MANAGED_BY_VALUE };
+const CREDENTIALS = { [CREDENTIALS_SECRET_LABEL]: CREDENTIALS_SECRET_TYPE };
 
 const b64 = (s: string) => Buffer.from(s, 'utf8').toString('base64');
 
@@ -80,6 +81,8 @@ describe('admission policy confining the operator (real control plane)', functio
   let admin: KubeClient;
   /** The credential Secret a BucketProviderConfig would reference: not the operator's. */
   const creds = 'provider-credentials';
+  /** A Secret a config could name that did not opt in as credentials. */
+  const notOptedIn = 'not-credentials';
 
   before(async () => {
     cp = await sharedControlPlane();
@@ -87,7 +90,8 @@ describe('admission policy confining the operator (real control plane)', functio
     ns = await freshNamespace(cp, 'admission');
     op = clientFor(await cp.serviceAccountKubeconfig(OPERATOR_NS, OPERATOR_SA));
     admin = new KubeClient({ restConfig: cp.restConfig() });
-    await admin.create(SECRET, secret(ns, creds, { data: { apiKey: b64('k') } }));
+    await admin.create(SECRET, secret(ns, creds, { labels: CREDENTIALS, data: { apiKey: b64('k') } }));
+    await admin.create(SECRET, secret(ns, notOptedIn, { data: { apiKey: b64('k') } }));
     await admin.create(SERVICE, service(ns, 'foreign', 'ClusterIP', null));
     await admin.create(SERVICE, service(ns, 'foreign-externalname', 'ExternalName', null));
   });
@@ -172,6 +176,23 @@ describe('admission policy confining the operator (real control plane)', functio
         await refusedByPolicy(op.patch(SECRET, ns, creds, patch, 'merge'), why);
       });
     }
+
+    it('adding the in-use finalizer to a Secret without the credentials label', async () => {
+      const read = await admin.get<V1Secret>(SECRET, ns, notOptedIn);
+      await refusedByPolicy(
+        addFinalizer(op, SECRET, read, SECRET_IN_USE_FINALIZER),
+        new RegExp(
+          `may not add the finalizer ${SECRET_IN_USE_FINALIZER} to secrets ${ns}/${notOptedIn}: it lacks the label ${CREDENTIALS_SECRET_LABEL}=${CREDENTIALS_SECRET_TYPE}`,
+        ),
+      );
+    });
+
+    it('opting a Secret in as credentials by labelling it', async () => {
+      await refusedByPolicy(
+        op.patch(SECRET, ns, notOptedIn, { metadata: { labels: CREDENTIALS } }, 'merge'),
+        /may not change labels, annotations or ownerReferences/,
+      );
+    });
 
     it('changing a Service it does not manage, even to label it', async () => {
       await refusedByPolicy(
@@ -264,6 +285,15 @@ describe('admission policy confining the operator (real control plane)', functio
       expect(released.metadata?.finalizers).to.deep.equal(['example.com/keep']);
       expect(released.data).to.deep.equal(read.data);
       await admin.patch(SECRET, ns, creds, { metadata: { finalizers: null } }, 'merge');
+    });
+
+    it('to remove its in-use finalizer from a Secret whose credentials label was taken away', async () => {
+      const read = await admin.get<V1Secret>(SECRET, ns, notOptedIn);
+      // As before the label was removed: protected while it was credentials (added by the admin here).
+      const held = await admin.patch<V1Secret>(SECRET, ns, notOptedIn, { metadata: { finalizers: [SECRET_IN_USE_FINALIZER] } }, 'merge');
+      const released = await removeFinalizer(op, SECRET, held, SECRET_IN_USE_FINALIZER);
+      expect(released.metadata?.finalizers ?? []).to.deep.equal([]);
+      expect(released.data).to.deep.equal(read.data);
     });
   });
 

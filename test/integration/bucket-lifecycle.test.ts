@@ -13,6 +13,7 @@ import {
   condition,
   getJson,
   kubectlOk,
+  credentialsSecretManifest,
   providerManifests,
   reconciledAfterNow,
   waitForGone,
@@ -188,15 +189,10 @@ describe('StorageBucket lifecycle (operator under its ServiceAccount, real provi
     const t = await stack.tenant();
     const { cp } = stack;
     await readyBucket(t, 'waiting');
-    await apply(cp, { apiVersion: 'v1', kind: 'Secret', metadata: { name: 'provider-key', namespace: t.ns }, stringData: { apiKey: 'wrong-key' } });
+    await apply(cp, credentialsSecretManifest(t.ns, 'provider-key', 'wrong-key'));
     await kubectlOk(cp, ['patch', 'sbucket', 'waiting', '-n', t.ns, '--type=merge', '-p', '{"spec":{"sizeGB":11}}']);
     await waitForReason<BucketJson>(cp, 'sbucket', 'waiting', t.ns, 'Ready', 'CredentialsRejected');
-    await apply(cp, {
-      apiVersion: 'v1',
-      kind: 'Secret',
-      metadata: { name: 'provider-key', namespace: t.ns },
-      stringData: { apiKey: t.provider.apiKey },
-    });
+    await apply(cp, credentialsSecretManifest(t.ns, 'provider-key', t.provider.apiKey));
     await waitForObject<BucketJson>(cp, 'sbucket', 'waiting', t.ns, (x) => isReady(x) && x.status?.sizeGB === 11, 'recovery after rotation');
   });
 
@@ -349,12 +345,7 @@ describe('StorageBucket lifecycle (operator under its ServiceAccount, real provi
       await apply(cp, { apiVersion: 'v1', kind: 'List', items: providerManifests(t.ns, t.provider.url, t.provider.apiKey, 'switchable') });
       const b = await ready(t, 'moved');
       const pointAt = async (p: ProviderProcess) => {
-        await apply(cp, {
-          apiVersion: 'v1',
-          kind: 'Secret',
-          metadata: { name: 'switchable-key', namespace: t.ns },
-          stringData: { apiKey: p.apiKey },
-        });
+        await apply(cp, credentialsSecretManifest(t.ns, 'switchable-key', p.apiKey));
         await kubectlOk(cp, [
           'patch',
           'bucketproviderconfig',
@@ -444,12 +435,7 @@ describe('StorageBucket lifecycle (operator under its ServiceAccount, real provi
     await apply(cp, { apiVersion: 'v1', kind: 'List', items: providerManifests(t.ns, t.provider.url, wrongKey, 'rotated') });
     await apply(cp, bucketManifest(t.ns, 'quiet', { providerRef: { name: 'rotated' } }));
     await waitForReason<BucketJson>(cp, 'sbucket', 'quiet', t.ns, 'Ready', 'CredentialsRejected');
-    await apply(cp, {
-      apiVersion: 'v1',
-      kind: 'Secret',
-      metadata: { name: 'rotated-key', namespace: t.ns },
-      stringData: { apiKey: t.provider.apiKey },
-    });
+    await apply(cp, credentialsSecretManifest(t.ns, 'rotated-key', t.provider.apiKey));
     await ready(t, 'quiet');
     const events = await kubectlOk(cp, ['get', 'events.events.k8s.io', '-n', t.ns, '-o', 'json']);
     const buckets = await kubectlOk(cp, ['get', 'sbucket,bucketproviderconfig', '-n', t.ns, '-o', 'json']);

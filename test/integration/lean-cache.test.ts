@@ -3,11 +3,11 @@
  * (operator.ts `startOperator`, watching all namespaces) so the test can look inside every
  * informer. Unrelated Secrets and Services, labelled or not, in the buckets' namespace and in
  * another one, must never be cached; owned objects are cached without managedFields and owned
- * Secrets without their data; credential Secrets are watched by name, and only while a config
- * names them.
+ * Secrets without their data; credential Secrets are cached only when labelled as such (one
+ * label-selected watch, however many configs), never because a config names them.
  */
 import { expect } from 'chai';
-import { MANAGED_BY_LABEL, MANAGED_BY_VALUE } from '../../operator/api/v1';
+import { CREDENTIALS_SECRET_LABEL, CREDENTIALS_SECRET_TYPE, MANAGED_BY_LABEL, MANAGED_BY_VALUE } from '../../operator/api/v1';
 import { startOperator, type RunningOperator } from '../../operator/operator';
 import { CACHED_OBJECTS_METRIC } from '../../operator/runtime/informer-factory';
 import { createLogger } from '../../operator/runtime/logging';
@@ -18,6 +18,7 @@ import {
   apply,
   bucketManifest,
   condition,
+  credentialsSecretManifest,
   getJson,
   kubectlOk,
   providerManifests,
@@ -107,6 +108,9 @@ describe('lean caches: only our objects and referenced Secrets are cached (real 
       await apply(cp, list);
     }
     for (const m of providerManifests(ns, provider.url, 'wrong-key', 'rotating')) await apply(cp, m);
+    // A config naming a Secret that did not opt in: the Secret must not be cached.
+    for (const m of providerManifests(ns, provider.url, 'not-opted-in', 'unlabelled', { labelled: false })) await apply(cp, m);
+    unrelatedNames.add(`${ns}/unlabelled-key`);
     // A Secret a config names in another namespace is not a reference: configs are namespace-local.
     await apply(cp, { apiVersion: 'v1', kind: 'Secret', metadata: { name: 'provider-key', namespace: other }, stringData: { apiKey: 'other' } });
     unrelatedNames.add(`${other}/provider-key`);
@@ -196,12 +200,6 @@ describe('lean caches: only our objects and referenced Secrets are cached (real 
       intervalMs: 100,
     });
 
-    const referenced = new Set(
-      cached('BucketProviderConfig').map((c) => {
-        const spec = (c as KubeObject & { spec: { secretRef: { name: string } } }).spec;
-        return `${c.metadata?.namespace}/${spec.secretRef.name}`;
-      }),
-    );
     const secrets = cached('Secret');
     const services = cached('Service');
     expect(cachedKeys('Secret').filter((k) => unrelatedNames.has(k))).to.deep.equal([]);
@@ -209,7 +207,8 @@ describe('lean caches: only our objects and referenced Secrets are cached (real 
     for (const s of secrets) {
       const key = `${s.metadata?.namespace}/${s.metadata?.name}`;
       const ours = s.metadata?.labels?.[MANAGED_BY_LABEL] === MANAGED_BY_VALUE;
-      expect(ours || referenced.has(key), `${key} is neither ours nor referenced`).to.equal(true);
+      const credentials = s.metadata?.labels?.[CREDENTIALS_SECRET_LABEL] === CREDENTIALS_SECRET_TYPE;
+      expect(ours || credentials, `${key} is neither ours nor labelled as credentials`).to.equal(true);
       // Owned Secrets keep hashes of their data, never the data.
       if (ours) expect(s, key).to.not.have.property('data');
     }
@@ -243,11 +242,44 @@ describe('lean caches: only our objects and referenced Secrets are cached (real 
     await apply(cp, bucketManifest(ns, 'rot', { providerRef: { name: 'rotating' } }));
     await waitForObject<BucketJson>(cp, 'sbucket', 'rot', ns, (b) => condition(b, 'Ready')?.reason === 'CredentialsRejected', 'CredentialsRejected');
     // Rejected credentials are retried only every few minutes; only the Secret's watch brings it back sooner.
-    await apply(cp, { apiVersion: 'v1', kind: 'Secret', metadata: { name: 'rotating-key', namespace: ns }, stringData: { apiKey: provider.apiKey } });
+    await apply(cp, credentialsSecretManifest(ns, 'rotating-key', provider.apiKey));
     await waitForObject<BucketJson>(cp, 'sbucket', 'rot', ns, isReady, 'Ready after the rotation', 30_000);
   });
 
-  it('protects a referenced credential Secret, and releases and stops watching it once no config names it', async () => {
+  it('reports a config whose Secret is not labelled, caches nothing of it, and adds no Secret watch per config', async () => {
+    await waitForObject<KubeObject & { status?: { conditions?: { type: string; reason: string; message: string }[] } }>(
+      cp,
+      'bucketproviderconfig',
+      'unlabelled',
+      ns,
+      (c) => c.status?.conditions?.some((x) => x.type === 'Ready' && x.reason === 'SecretNotLabeled') ?? false,
+      'config unlabelled to report SecretNotLabeled',
+    );
+    const secretInformers = () => op.informers.informers().filter((i) => i.kind.kind === 'Secret').length;
+    const before = secretInformers();
+    // Five more tenants' worth of configs, each with a Secret of its own.
+    for (let i = 0; i < 5; i++) await apply(cp, { apiVersion: 'v1', kind: 'List', items: providerManifests(ns, provider.url, `k${i}`, `more-${i}`) });
+    await eventually(async () => cachedKeys('BucketProviderConfig').filter((k) => k.startsWith(`${ns}/more-`)).length === 5, {
+      description: 'the five new configs in the cache',
+      timeoutMs: 30_000,
+      intervalMs: 100,
+    });
+    await eventually(async () => cachedKeys('Secret').includes(`${ns}/more-4-key`), {
+      description: 'more-4-key cached',
+      timeoutMs: 30_000,
+      intervalMs: 100,
+    });
+    // Owned Secrets and credential Secrets: two informers, before and after.
+    expect(before).to.equal(2);
+    expect(secretInformers()).to.equal(before);
+    expect(cachedKeys('Secret')).to.not.include(`${ns}/unlabelled-key`);
+    // The config's status carries the command, never the key.
+    const config = await kubectlOk(cp, ['get', 'bucketproviderconfig', 'unlabelled', '-n', ns, '-o', 'json']);
+    expect(config).to.include(`kubectl label secret -n ${ns} unlabelled-key ${CREDENTIALS_SECRET_LABEL}=${CREDENTIALS_SECRET_TYPE}`);
+    expect(config).to.not.include('not-opted-in');
+  });
+
+  it('protects a referenced credential Secret, and releases it once no config names it', async () => {
     await waitForObject<SecretJson>(
       cp,
       'secret',
@@ -268,8 +300,41 @@ describe('lean caches: only our objects and referenced Secrets are cached (real 
       (s) => !(s.metadata.finalizers ?? []).includes(IN_USE),
       'rotating-key to be released',
     );
-    expect(cachedKeys('Secret')).to.not.include(`${ns}/rotating-key`);
-    // Still watched: the Secret another config names.
+    // Still labelled, so still cached (the cache follows the label, not the configs).
     expect(cachedKeys('Secret')).to.include(`${ns}/provider-key`);
+  });
+
+  it('releases a referenced Secret whose credentials label is removed, and drops it from the cache', async () => {
+    await waitForObject<SecretJson>(
+      cp,
+      'secret',
+      'provider-key',
+      ns,
+      (s) => (s.metadata.finalizers ?? []).includes(IN_USE),
+      'provider-key to be protected',
+    );
+    await kubectlOk(cp, ['label', 'secret', 'provider-key', '-n', ns, `${CREDENTIALS_SECRET_LABEL}-`]);
+    await waitForObject<SecretJson>(
+      cp,
+      'secret',
+      'provider-key',
+      ns,
+      (s) => !(s.metadata.finalizers ?? []).includes(IN_USE),
+      'provider-key to be released',
+    );
+    await eventually(async () => !cachedKeys('Secret').includes(`${ns}/provider-key`), {
+      description: 'provider-key out of the cache',
+      timeoutMs: 30_000,
+      intervalMs: 100,
+    });
+    await kubectlOk(cp, ['label', 'secret', 'provider-key', '-n', ns, `${CREDENTIALS_SECRET_LABEL}=${CREDENTIALS_SECRET_TYPE}`]);
+    await waitForObject<SecretJson>(
+      cp,
+      'secret',
+      'provider-key',
+      ns,
+      (s) => (s.metadata.finalizers ?? []).includes(IN_USE),
+      'provider-key protected again',
+    );
   });
 });

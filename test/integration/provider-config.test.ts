@@ -1,13 +1,25 @@
 /**
  * BucketProviderConfig safety against the real API server and the compiled operator: the
- * https rule (CEL, enforced by kube-apiserver), endpoints the operator refuses, and no
- * creates through a config that is being deleted. Assertions are on objects and on the
+ * https rule (CEL, enforced by kube-apiserver), endpoints the operator refuses, credential
+ * Secrets that did not opt in with the label, and no creates through a config that is being
+ * deleted. Assertions are on objects and on the
  * provider's own request counts.
  */
 import { expect } from 'chai';
-import { HTTPS_RULE } from '../../operator/api/v1';
+import { CREDENTIALS_SECRET_LABEL, CREDENTIALS_SECRET_TYPE, HTTPS_RULE } from '../../operator/api/v1';
 import { applyDist } from '../support/dist';
-import { apply, bucketManifest, condition, getJson, kubectlOk, waitForGone, waitForObject, waitForReason, type BucketJson } from '../support/kube';
+import {
+  apply,
+  bucketManifest,
+  condition,
+  credentialsSecretManifest,
+  getJson,
+  kubectlOk,
+  waitForGone,
+  waitForObject,
+  waitForReason,
+  type BucketJson,
+} from '../support/kube';
 import type { ProviderProcess } from '../support/provider-process';
 import { useStack } from '../support/stack';
 import { freshNamespace, sharedControlPlane } from './setup';
@@ -127,6 +139,86 @@ describe('BucketProviderConfig safety (operator under its ServiceAccount, real p
     );
     expect(condition(cfg, 'Ready')?.message).to.include('--allow-link-local-endpoints');
     await kubectlOk(cp, ['delete', 'sbucket', 'nosy', '-n', t.ns]);
+  });
+
+  // The hole of issue 16: on 606f4bc any Secret a config named was read, and its key sent.
+  it('never uses a Secret without the credentials label; labelling it brings the bucket to Ready, and rotation still works', async () => {
+    // A provider of its own: every request it sees is this test's.
+    const t = await stack.tenant({ ownProvider: { activationDelayMs: 200 } });
+    const { cp } = stack;
+    // The valid key, so only the missing label stands between it and the provider.
+    await apply(cp, credentialsSecretManifest(t.ns, 'team-key', t.provider.apiKey, { labelled: false }));
+    await apply(cp, configManifest(t.ns, 'optin', { endpoint: t.provider.url, insecure: true, secretRef: { name: 'team-key', key: 'apiKey' } }));
+    await apply(cp, bucketManifest(t.ns, 'waits', { providerRef: { name: 'optin' } }));
+    const command = `kubectl label secret -n ${t.ns} team-key ${CREDENTIALS_SECRET_LABEL}=${CREDENTIALS_SECRET_TYPE}`;
+
+    const cfg = await waitForReason<ConfigJson>(cp, 'bpc', 'optin', t.ns, 'Ready', 'SecretNotLabeled');
+    expect(condition(cfg, 'Ready')).to.include({ status: 'False' });
+    expect(condition(cfg, 'Ready')?.message).to.include(command);
+    const b = await waitForReason<BucketJson>(cp, 'sbucket', 'waits', t.ns, 'Ready', 'SecretNotLabeled');
+    expect(condition(b, 'Ready')?.message).to.include(command);
+    // A barrier instead of a sleep: a reconcile asked for after the refusal has been handled.
+    await kubectlOk(cp, [
+      'annotate',
+      'sbucket',
+      'waits',
+      '-n',
+      t.ns,
+      'storage.avalonhosting.example/reconcile-requested-at=unlabelled',
+      '--overwrite',
+    ]);
+    await waitForObject<BucketJson & { status?: { lastHandledReconcileAt?: string } }>(
+      cp,
+      'sbucket',
+      'waits',
+      t.ns,
+      (x) => x.status?.lastHandledReconcileAt === 'unlabelled',
+      'the bucket reconciled again',
+    );
+    expect(await creates(t.provider), 'creates at the provider').to.equal(0);
+    expect(await t.provider.buckets(t.ns)).to.deep.equal([]);
+    const secret = JSON.parse(await kubectlOk(cp, ['get', 'secret', 'team-key', '-n', t.ns, '-o', 'json'])) as {
+      metadata: { finalizers?: string[] };
+    };
+    expect(secret.metadata.finalizers ?? [], 'finalizers of the unlabelled Secret').to.deep.equal([]);
+
+    // Opting in is the one command the status gave.
+    await kubectlOk(cp, command.split(' ').slice(1));
+    await waitForObject<BucketJson>(
+      cp,
+      'sbucket',
+      'waits',
+      t.ns,
+      (x) => condition(x, 'Ready')?.status === 'True',
+      'the bucket Ready once the Secret is labelled',
+      20_000,
+    );
+    await waitForObject<ConfigJson>(
+      cp,
+      'bpc',
+      'optin',
+      t.ns,
+      (c) => condition(c, 'Ready')?.status === 'True',
+      'the config Ready once the Secret is labelled',
+      20_000,
+    );
+
+    // Rotation: a wrong key is rejected, the right one brings the resize through.
+    await apply(cp, credentialsSecretManifest(t.ns, 'team-key', 'wrong-key'));
+    await kubectlOk(cp, ['patch', 'sbucket', 'waits', '-n', t.ns, '--type=merge', '-p', '{"spec":{"sizeGB":12}}']);
+    await waitForReason<BucketJson>(cp, 'sbucket', 'waits', t.ns, 'Ready', 'CredentialsRejected');
+    await apply(cp, credentialsSecretManifest(t.ns, 'team-key', t.provider.apiKey));
+    await waitForObject<BucketJson>(
+      cp,
+      'sbucket',
+      'waits',
+      t.ns,
+      (x) => condition(x, 'Ready')?.status === 'True' && x.status?.sizeGB === 12,
+      'the bucket resized after the rotation',
+      20_000,
+    );
+    await kubectlOk(cp, ['delete', 'sbucket', 'waits', '-n', t.ns, '--wait=false']);
+    await waitForGone(cp, 'sbucket', 'waits', t.ns);
   });
 
   it('creates nothing through a config being deleted, and still deprovisions through it', async () => {

@@ -5,10 +5,16 @@ import {
   API_VERSION,
   BUCKET_FINALIZER,
   CONFIG_IN_USE_FINALIZER,
+  CREDENTIALS_SECRET_LABEL,
+  CREDENTIALS_SECRET_TYPE,
   IDEMPOTENCY_KEY_ANNOTATION,
   PAUSED_ANNOTATION,
 } from '../../operator/api/v1';
+import type { V1Secret } from '@kubernetes/client-node';
+import type { CredentialSecrets } from '../../operator/bucket/connect';
 import type { ProviderBucket } from '../../operator/provider-client';
+import { IndexedCache } from '../../operator/runtime/cache';
+import { keyString, type ObjectKey } from '../../operator/runtime/types';
 
 /** Fluent builder of StorageBucket objects. */
 export class BucketBuilder {
@@ -163,4 +169,51 @@ export class ProviderConfigBuilder {
 /** Starts a BucketProviderConfig builder. */
 export function providerConfig(name?: string, namespace?: string): ProviderConfigBuilder {
   return new ProviderConfigBuilder(name, namespace);
+}
+
+/** Labels that opt a Secret in as provider credentials, as users are told to set them. */
+export const CREDENTIALS_LABELS: Readonly<Record<string, string>> = { [CREDENTIALS_SECRET_LABEL]: CREDENTIALS_SECRET_TYPE };
+
+/** A credentials Secret holding `apiKey` under `key`; labelled unless `labelled: false`. */
+export function credentialsSecret(
+  opts: { name?: string; namespace?: string; apiKey?: string; key?: string; labelled?: boolean; finalizers?: string[] } = {},
+): V1Secret {
+  const { name = 'key', namespace = 'ns1', apiKey = 'secret-api-key-42', key = 'apiKey', labelled = true } = opts;
+  return {
+    apiVersion: 'v1',
+    kind: 'Secret',
+    metadata: {
+      name,
+      namespace,
+      resourceVersion: '1',
+      ...(labelled ? { labels: { ...CREDENTIALS_LABELS } } : {}),
+      ...(opts.finalizers ? { finalizers: opts.finalizers } : {}),
+    },
+    data: { [key]: Buffer.from(apiKey).toString('base64') },
+  };
+}
+
+/**
+ * CredentialSecrets over Secrets given by hand, as the operator sees them: only labelled ones
+ * are in the cache (the informer selects on the label), every one is found by `lookup` (the
+ * API server), and each lookup is recorded.
+ */
+export function credentialSecrets(all: readonly V1Secret[] = []): CredentialSecrets & { readonly lookups: ObjectKey[] } {
+  const cache = new IndexedCache<V1Secret>();
+  const byKey = new Map<string, V1Secret>();
+  for (const s of all) {
+    const key = { namespace: s.metadata?.namespace ?? '', name: s.metadata?.name ?? '' };
+    byKey.set(keyString(key), s);
+    if (s.metadata?.labels?.[CREDENTIALS_SECRET_LABEL] === CREDENTIALS_SECRET_TYPE) cache.upsert(s);
+  }
+  const lookups: ObjectKey[] = [];
+  return {
+    cache,
+    lookups,
+    waitForSync: async () => undefined,
+    lookup: async (key) => {
+      lookups.push(key);
+      return structuredClone(byKey.get(keyString(key)));
+    },
+  };
 }

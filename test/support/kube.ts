@@ -1,6 +1,7 @@
 /** Small kubectl-based helpers for integration tests: read objects as JSON, apply YAML, wait. */
 import { randomBytes } from 'node:crypto';
 import { CoreV1Api } from '@kubernetes/client-node';
+import { CREDENTIALS_SECRET_LABEL, CREDENTIALS_SECRET_TYPE } from '../../operator/api/v1';
 import type { ControlPlane } from './control-plane';
 import { eventually } from './eventually';
 
@@ -119,13 +120,20 @@ export function bucketManifest(ns: string, name: string, spec: Record<string, un
   };
 }
 
+/** A provider-credentials Secret `name` in `ns` holding `apiKey`, labelled as users are told to (unless `labelled: false`). */
+export function credentialsSecretManifest(ns: string, name: string, apiKey: string, opts: { labelled?: boolean } = {}) {
+  const labels = opts.labelled === false ? {} : { labels: { [CREDENTIALS_SECRET_LABEL]: CREDENTIALS_SECRET_TYPE } };
+  return { apiVersion: 'v1', kind: 'Secret', metadata: { name, namespace: ns, ...labels }, stringData: { apiKey } };
+}
+
 /**
- * The provider Secret and BucketProviderConfig named `provider` in `ns`. The mock provider
- * speaks plain http, which a config must allow explicitly (`insecure: true`).
+ * The provider Secret and BucketProviderConfig named `provider` in `ns`. The Secret carries
+ * the credentials label, as users are told to set it; `labelled: false` leaves it off. The mock
+ * provider speaks plain http, which a config must allow explicitly (`insecure: true`).
  */
-export function providerManifests(ns: string, endpoint: string, apiKey: string, name = 'provider') {
+export function providerManifests(ns: string, endpoint: string, apiKey: string, name = 'provider', opts: { labelled?: boolean } = {}) {
   return [
-    { apiVersion: 'v1', kind: 'Secret', metadata: { name: `${name}-key`, namespace: ns }, stringData: { apiKey } },
+    credentialsSecretManifest(ns, `${name}-key`, apiKey, opts),
     {
       apiVersion: 'storage.avalonhosting.example/v1',
       kind: 'BucketProviderConfig',

@@ -12,10 +12,21 @@ export const CONFIG_IN_USE_FINALIZER = `${GROUP}/in-use`;
 
 /**
  * Finalizer on credential Secrets while a BucketProviderConfig references them (the same name
- * as the config's). The shipped ValidatingAdmissionPolicy lets the operator add or remove
- * only this finalizer on Secrets it does not manage.
+ * as the config's). The shipped ValidatingAdmissionPolicy lets the operator add this finalizer
+ * only to Secrets labelled {@link CREDENTIALS_SECRET_LABEL}, and remove it from any Secret.
  */
 export const SECRET_IN_USE_FINALIZER = CONFIG_IN_USE_FINALIZER;
+
+/**
+ * Label a Secret must carry before the operator reads it as provider credentials (as Argo
+ * CD's `argocd.argoproj.io/secret-type`): being allowed to create a BucketProviderConfig must
+ * not be enough to have any Secret of the namespace sent as a bearer token. The operator's
+ * only credentials informer selects on it, so unlabelled Secrets are never cached.
+ */
+export const CREDENTIALS_SECRET_LABEL = `${GROUP}/secret-type`;
+
+/** Value of {@link CREDENTIALS_SECRET_LABEL}. */
+export const CREDENTIALS_SECRET_TYPE = 'provider-credentials';
 
 /** Set to "true" to stop all provider calls for a StorageBucket. */
 export const PAUSED_ANNOTATION = `${GROUP}/paused`;

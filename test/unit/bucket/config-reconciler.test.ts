@@ -10,7 +10,7 @@ import type { ObjectWriter } from '../../../operator/bucket/writer';
 import { IndexedCache } from '../../../operator/runtime/cache';
 import type { ReconcileContext } from '../../../operator/runtime/reconcile';
 import type { KubeObject, ObjectKey } from '../../../operator/runtime/types';
-import { bucket, providerConfig } from '../../support/fixtures';
+import { bucket, credentialSecrets, credentialsSecret, providerConfig } from '../../support/fixtures';
 
 /** What the reconciler wrote, in order. */
 interface Writes {
@@ -51,18 +51,21 @@ function fakeWriter(liveUsers: boolean, writes: Writes): ObjectWriter {
 
 const ctx: ReconcileContext = { logger: pino({ level: 'silent' }), reconcileID: 'r1', signal: new AbortController().signal, priority: 0 };
 const key = { namespace: 'ns1', name: 'default' };
+/** The API key of a Secret that did not opt in: it must never show anywhere. */
+const UNLABELLED_KEY = 'unlabelled-api-key-7';
 
 describe('ConfigReconciler', () => {
   const cases: Record<
     string,
     {
-      args: { config: BucketProviderConfig; cached?: StorageBucket[]; liveUsers?: boolean; secret?: boolean; allowLinkLocal?: boolean };
+      args: { config: BucketProviderConfig; cached?: StorageBucket[]; liveUsers?: boolean; secrets?: V1Secret[]; allowLinkLocal?: boolean };
       want: {
         added?: boolean;
         removed?: boolean;
         askedLive?: boolean;
         ready?: { status: string; reason: string; message?: RegExp };
         bucketCount?: number;
+        lookups?: number;
       };
     }
   > = {
@@ -119,12 +122,29 @@ describe('ConfigReconciler', () => {
       want: { ready: { status: 'True', reason: Reason.Available }, bucketCount: 0 },
     },
     'in use, an endpoint problem is reported before a missing Secret': {
-      args: { config: providerConfig().withSpec({ endpoint: 'http://127.0.0.1:8090' }).inUse().build(), secret: false },
+      args: { config: providerConfig().withSpec({ endpoint: 'http://127.0.0.1:8090' }).inUse().build(), secrets: [] },
       want: { ready: { status: 'False', reason: Reason.InvalidProviderConfig }, bucketCount: 0 },
     },
     'in use, Secret missing: SecretNotFound': {
-      args: { config: providerConfig().inUse().build(), secret: false },
-      want: { ready: { status: 'False', reason: Reason.SecretNotFound }, bucketCount: 0 },
+      args: { config: providerConfig().inUse().build(), secrets: [] },
+      want: { ready: { status: 'False', reason: Reason.SecretNotFound, message: /^Secret ns1\/key not found$/ }, bucketCount: 0, lookups: 1 },
+    },
+    'in use, Secret without the credentials label: SecretNotLabeled with the exact command': {
+      args: { config: providerConfig().inUse().build(), secrets: [credentialsSecret({ apiKey: UNLABELLED_KEY, labelled: false })] },
+      want: {
+        ready: {
+          status: 'False',
+          reason: Reason.SecretNotLabeled,
+          message:
+            /^Secret ns1\/key is not labelled as provider credentials; to use it run: kubectl label secret -n ns1 key storage\.avalonhosting\.example\/secret-type=provider-credentials$/,
+        },
+        bucketCount: 0,
+        lookups: 1,
+      },
+    },
+    'in use, labelled Secret in the cache: Ready without asking the API': {
+      args: { config: providerConfig().inUse().build(), secrets: [credentialsSecret()] },
+      want: { ready: { status: 'True', reason: Reason.Available }, bucketCount: 0, lookups: 0 },
     },
   };
 
@@ -135,10 +155,7 @@ describe('ConfigReconciler', () => {
       const buckets = new IndexedCache<StorageBucket>();
       buckets.addIndex(BUCKETS_BY_CONFIG, bucketConfigIndex);
       for (const b of tc.args.cached ?? []) buckets.upsert(b);
-      const secrets = Object.assign(new IndexedCache<V1Secret>(), { waitForKey: async () => undefined });
-      if (tc.args.secret ?? true) {
-        secrets.upsert({ metadata: { name: 'key', namespace: 'ns1' }, data: { apiKey: Buffer.from('k').toString('base64') } });
-      }
+      const secrets = credentialSecrets(tc.args.secrets ?? [credentialsSecret({ apiKey: 'k' })]);
       const writes: Writes = { added: [], removed: [], status: [], liveLists: [] };
       const reconciler = new ConfigReconciler({
         configs,
@@ -164,6 +181,8 @@ describe('ConfigReconciler', () => {
       expect(ready).to.include({ status: tc.want.ready.status, reason: tc.want.ready.reason });
       if (tc.want.ready.message) expect(ready?.message).to.match(tc.want.ready.message);
       expect(status.bucketCount).to.equal(tc.want.bucketCount);
+      expect(JSON.stringify(status)).to.not.include(UNLABELLED_KEY);
+      if (tc.want.lookups !== undefined) expect(secrets.lookups, 'GETs of the Secret').to.have.length(tc.want.lookups);
     });
   }
 });

@@ -1,20 +1,19 @@
 import { expect } from 'chai';
 import type { V1Secret } from '@kubernetes/client-node';
 import type { BucketProviderConfig, StorageBucket } from '../../../operator/api/v1';
-import { connect, ConnectError, endpointProblem } from '../../../operator/bucket/connect';
+import { connect, ConnectError, endpointProblem, judgeCredentials } from '../../../operator/bucket/connect';
 import { Reason } from '../../../operator/bucket/reasons';
 import { ProviderClients } from '../../../operator/provider-client';
 import { IndexedCache } from '../../../operator/runtime/cache';
-import { bucket, providerConfig } from '../../support/fixtures';
+import { bucket, credentialSecrets, credentialsSecret, providerConfig } from '../../support/fixtures';
 
 const API_KEY = 'secret-api-key-42';
 
 /** connect() against caches filled by hand; no provider call is made. */
-function deps(config: BucketProviderConfig | undefined, opts: { allowLinkLocal?: boolean } = {}) {
+function deps(config: BucketProviderConfig | undefined, opts: { allowLinkLocal?: boolean; secrets?: V1Secret[] } = {}) {
   const configs = new IndexedCache<BucketProviderConfig>();
   if (config) configs.upsert(config);
-  const secrets = Object.assign(new IndexedCache<V1Secret>(), { waitForKey: async () => undefined });
-  secrets.upsert({ metadata: { name: 'key', namespace: 'ns1' }, data: { apiKey: Buffer.from(API_KEY).toString('base64') } });
+  const secrets = credentialSecrets(opts.secrets ?? [credentialsSecret({ apiKey: API_KEY })]);
   return { configs, secrets, clients: new ProviderClients({ allowLinkLocalEndpoints: opts.allowLinkLocal }) };
 }
 
@@ -23,13 +22,56 @@ describe('connect', () => {
   const cases: Record<
     string,
     {
-      args: { config?: BucketProviderConfig; bucket: StorageBucket; allowLinkLocal?: boolean };
-      want: { reason?: Reason; message?: RegExp; endpoint?: string };
+      args: { config?: BucketProviderConfig; bucket: StorageBucket; allowLinkLocal?: boolean; secrets?: V1Secret[] };
+      want: { reason?: Reason; message?: RegExp; endpoint?: string; lookups?: number };
     }
   > = {
-    'https config in use: connects': {
+    'https config in use, labelled Secret: connects from the cache, no GET': {
       args: { config: providerConfig().inUse().build(), bucket: bucket().build() },
-      want: { endpoint: 'https://storage.example.com' },
+      want: { endpoint: 'https://storage.example.com', lookups: 0 },
+    },
+    // The hole of issue 16: any Secret of the namespace was sent as a bearer token.
+    'Secret without the credentials label: SecretNotLabeled with the command, one GET': {
+      args: {
+        config: providerConfig().inUse().build(),
+        bucket: bucket().build(),
+        secrets: [credentialsSecret({ apiKey: API_KEY, labelled: false })],
+      },
+      want: {
+        reason: Reason.SecretNotLabeled,
+        message:
+          /^Secret ns1\/key is not labelled as provider credentials; to use it run: kubectl label secret -n ns1 key storage\.avalonhosting\.example\/secret-type=provider-credentials$/,
+        lookups: 1,
+      },
+    },
+    'Secret labelled with another value: SecretNotLabeled': {
+      args: {
+        config: providerConfig().inUse().build(),
+        bucket: bucket().build(),
+        secrets: [
+          {
+            ...credentialsSecret({ apiKey: API_KEY }),
+            metadata: { name: 'key', namespace: 'ns1', labels: { 'storage.avalonhosting.example/secret-type': 'other' } },
+          },
+        ],
+      },
+      want: { reason: Reason.SecretNotLabeled },
+    },
+    'unlabelled Secret of a config being deleted: not used to deprovision either': {
+      args: {
+        config: providerConfig().inUse().deleting().build(),
+        bucket: bucket().prepared().deleting().build(),
+        secrets: [credentialsSecret({ apiKey: API_KEY, labelled: false })],
+      },
+      want: { reason: Reason.SecretNotLabeled },
+    },
+    'no Secret at all: SecretNotFound after one GET': {
+      args: { config: providerConfig().inUse().build(), bucket: bucket().build(), secrets: [] },
+      want: { reason: Reason.SecretNotFound, message: /^Secret ns1\/key not found$/, lookups: 1 },
+    },
+    'labelled Secret without the key: SecretNotFound naming the key': {
+      args: { config: providerConfig().inUse().build(), bucket: bucket().build(), secrets: [credentialsSecret({ key: 'other' })] },
+      want: { reason: Reason.SecretNotFound, message: /key apiKey missing in Secret ns1\/key/ },
     },
     'http config with insecure true: connects': {
       args: {
@@ -108,12 +150,13 @@ describe('connect', () => {
 
   for (const [name, tc] of Object.entries(cases)) {
     it(name, async () => {
-      const d = deps(tc.args.config, { allowLinkLocal: tc.args.allowLinkLocal });
+      const d = deps(tc.args.config, { allowLinkLocal: tc.args.allowLinkLocal, secrets: tc.args.secrets });
       try {
         const outcome = await connect(d, tc.args.bucket).then(
           (c) => c,
           (err: unknown) => err,
         );
+        if (tc.want.lookups !== undefined) expect(d.secrets.lookups).to.have.length(tc.want.lookups);
         if (tc.want.reason === undefined) {
           expect(outcome).to.not.be.instanceOf(Error);
           expect((outcome as { endpoint: string }).endpoint).to.equal(tc.want.endpoint);
@@ -126,6 +169,46 @@ describe('connect', () => {
         expect(err.message).to.not.include(API_KEY);
       } finally {
         d.clients.close();
+      }
+    });
+  }
+});
+
+describe('judgeCredentials', () => {
+  const ref = { namespace: 'team-a', name: 'provider-credentials', key: 'apiKey' };
+  const cases: Record<string, { args: { secret: V1Secret | undefined }; want: { ok: boolean; reason?: Reason; message?: string } }> = {
+    labelled: { args: { secret: credentialsSecret({ ...ref, apiKey: ' k ' }) }, want: { ok: true } },
+    absent: {
+      args: { secret: undefined },
+      want: { ok: false, reason: Reason.SecretNotFound, message: 'Secret team-a/provider-credentials not found' },
+    },
+    'not labelled: the exact command': {
+      args: { secret: credentialsSecret({ ...ref, labelled: false }) },
+      want: {
+        ok: false,
+        reason: Reason.SecretNotLabeled,
+        message:
+          'Secret team-a/provider-credentials is not labelled as provider credentials; to use it run: kubectl label secret -n team-a provider-credentials storage.avalonhosting.example/secret-type=provider-credentials',
+      },
+    },
+    // The label is checked first: an unlabelled Secret's data is never looked at.
+    'not labelled and without the key: still SecretNotLabeled': {
+      args: { secret: credentialsSecret({ ...ref, key: 'other', labelled: false }) },
+      want: { ok: false, reason: Reason.SecretNotLabeled },
+    },
+    'labelled, blank key': {
+      args: { secret: credentialsSecret({ ...ref, apiKey: '  ' }) },
+      want: { ok: false, reason: Reason.SecretNotFound, message: 'key apiKey in Secret team-a/provider-credentials is empty' },
+    },
+  };
+  for (const [name, tc] of Object.entries(cases)) {
+    it(name, () => {
+      const got = judgeCredentials(ref, tc.args.secret);
+      expect(got.ok).to.equal(tc.want.ok);
+      if (got.ok) expect(got.apiKey).to.equal('k');
+      else {
+        expect(got.reason).to.equal(tc.want.reason);
+        if (tc.want.message) expect(got.message).to.equal(tc.want.message);
       }
     });
   }

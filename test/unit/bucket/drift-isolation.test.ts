@@ -8,7 +8,6 @@ import type { AddressInfo } from 'node:net';
 import { expect } from 'chai';
 import { pino } from 'pino';
 import { Registry } from 'prom-client';
-import type { V1Secret } from '@kubernetes/client-node';
 import type { BucketProviderConfig, StorageBucket } from '../../../operator/api/v1';
 import { API_VERSION, CONFIG_IN_USE_FINALIZER } from '../../../operator/api/v1';
 import { DriftReports } from '../../../operator/bucket/drift';
@@ -20,7 +19,7 @@ import { IndexedCache } from '../../../operator/runtime/cache';
 import { KeyChannel } from '../../../operator/runtime/controller';
 import type { KubeObject, ObjectKey } from '../../../operator/runtime/types';
 import type { ProviderHandle } from '../../../provider';
-import { bucket, readyStatus } from '../../support/fixtures';
+import { bucket, credentialSecrets, credentialsSecret, readyStatus } from '../../support/fixtures';
 import { API_KEY, call, createBody, start } from '../provider/helpers';
 
 /** How the broken tenant's endpoint answers `GET /buckets`. */
@@ -82,12 +81,9 @@ describe('DriftScanner: accounts are scanned in isolation', () => {
   function world() {
     const buckets = new IndexedCache<StorageBucket>();
     const configs = new IndexedCache<BucketProviderConfig>();
-    const secrets = new IndexedCache<V1Secret>();
     configs.upsert(config('good', good.url));
     configs.upsert(config('bad', badUrl));
-    for (const ns of ['good', 'bad']) {
-      secrets.upsert({ metadata: { name: 'key', namespace: ns }, data: { apiKey: Buffer.from(API_KEY).toString('base64') } });
-    }
+    const secrets = credentialSecrets(['good', 'bad'].map((namespace) => credentialsSecret({ namespace, apiKey: API_KEY })));
     const sent: ObjectKey[] = [];
     const configsSent: ObjectKey[] = [];
     const events: string[] = [];
@@ -97,11 +93,10 @@ describe('DriftScanner: accounts are scanned in isolation', () => {
     configChannel.subscribe((k) => configsSent.push(k));
     const states = new ScanStates();
     const registry = new Registry();
-    const named = Object.assign(secrets, { waitForKey: async () => undefined });
     const scanner = new DriftScanner({
       buckets,
       configs,
-      secrets: named,
+      secrets,
       clients,
       reports: new DriftReports(),
       channel,

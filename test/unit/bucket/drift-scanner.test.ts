@@ -1,6 +1,5 @@
 import { expect } from 'chai';
 import { pino } from 'pino';
-import type { V1Secret } from '@kubernetes/client-node';
 import type { BucketProviderConfig, StorageBucket } from '../../../operator/api/v1';
 import { API_VERSION, CONFIG_IN_USE_FINALIZER } from '../../../operator/api/v1';
 import { DriftReports } from '../../../operator/bucket/drift';
@@ -11,7 +10,7 @@ import { IndexedCache } from '../../../operator/runtime/cache';
 import { KeyChannel } from '../../../operator/runtime/controller';
 import type { ObjectKey } from '../../../operator/runtime/types';
 import type { ProviderHandle } from '../../../provider';
-import { bucket, readyStatus } from '../../support/fixtures';
+import { bucket, credentialSecrets, credentialsSecret, readyStatus } from '../../support/fixtures';
 import { API_KEY, call, createBody, start } from '../provider/helpers';
 
 /** The scanner against an in-process provider, with caches filled by hand. */
@@ -29,21 +28,18 @@ describe('DriftScanner', () => {
   function world(apiKey: string) {
     const buckets = new IndexedCache<StorageBucket>();
     const configs = new IndexedCache<BucketProviderConfig>();
-    const secrets = new IndexedCache<V1Secret>();
     configs.upsert({
       apiVersion: API_VERSION,
       kind: 'BucketProviderConfig',
       metadata: { name: 'default', namespace: 'ns1', finalizers: [CONFIG_IN_USE_FINALIZER] },
       spec: { endpoint: p.url, secretRef: { name: 'key', key: 'apiKey' }, insecure: true },
     });
-    secrets.upsert({ metadata: { name: 'key', namespace: 'ns1' }, data: { apiKey: Buffer.from(apiKey).toString('base64') } });
+    const secrets = credentialSecrets([credentialsSecret({ apiKey })]);
     const sent: ObjectKey[] = [];
     const channel = new KeyChannel();
     channel.subscribe((k) => sent.push(k));
     const reports = new DriftReports();
-    // Every Secret is already in this cache, so waiting for one is immediate.
-    const named = Object.assign(secrets, { waitForKey: async () => undefined });
-    const scanner = new DriftScanner({ buckets, configs, secrets: named, clients, reports, channel, logger: pino({ level: 'silent' }) });
+    const scanner = new DriftScanner({ buckets, configs, secrets, clients, reports, channel, logger: pino({ level: 'silent' }) });
     return { buckets, sent, reports, scanner };
   }
 

@@ -37,6 +37,7 @@ const EXPECTED: Record<string, FluxStatus> = {
   'storage.avalonhosting.example/BucketProviderConfig/testdata/progressing_secretNotFound.yaml': 'InProgress',
   'storage.avalonhosting.example/BucketProviderConfig/testdata/progressing_noStatus.yaml': 'Unknown',
   'storage.avalonhosting.example/BucketProviderConfig/testdata/degraded_invalidProviderConfig.yaml': 'Failed',
+  'storage.avalonhosting.example/BucketProviderConfig/testdata/degraded_secretNotLabeled.yaml': 'Failed',
 };
 
 const exprs = fluxExprs();

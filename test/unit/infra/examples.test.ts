@@ -23,6 +23,10 @@ describe('example app using the package', () => {
       deletionPolicy: 'Delete',
     });
     expect(objs.find((o) => o.kind === 'ConfigMap')?.data).to.deep.equal({ 'logs-secret': 'logs-access' });
+    // Opted in as provider credentials, or the config would report SecretNotLabeled.
+    expect((objs.find((o) => o.kind === 'Secret')?.metadata as { labels?: Record<string, string> }).labels).to.deep.equal({
+      'storage.avalonhosting.example/secret-type': 'provider-credentials',
+    });
   });
 
   it('installs the operator beside the buckets', () => {

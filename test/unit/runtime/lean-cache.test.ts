@@ -5,24 +5,38 @@ import type { ListerWatcher, ListOptions, ListResult, WatchOptions } from '../..
 import type { WatchEvent } from '../../../operator/runtime/watch-events';
 import { SharedInformer } from '../../../operator/runtime/informer';
 import { CACHED_OBJECTS_METRIC, InformerFactory } from '../../../operator/runtime/informer-factory';
-import { NamedInformers } from '../../../operator/runtime/named-informers';
+import { Manager } from '../../../operator/runtime/manager';
+import { setupBucketControllers } from '../../../operator/bucket/setup';
+import { ProviderClients } from '../../../operator/provider-client';
 import { LAST_APPLIED_ANNOTATION, stripManagedFields } from '../../../operator/runtime/transforms';
-import type { KubeObject, ObjectKey, ResourceKind } from '../../../operator/runtime/types';
+import type { KubeObject, ResourceKind } from '../../../operator/runtime/types';
 import { FakeWatch } from './fake-lister-watcher';
-import { FakeInformer, FakeInformerSource } from './fakes';
 import { eventually, IN_PROCESS } from '../../support/eventually';
 
 const secrets: ResourceKind = { group: '', version: 'v1', kind: 'Secret', plural: 'secrets', namespaced: true };
-const configs: ResourceKind = { group: 'x.example', version: 'v1', kind: 'Config', plural: 'configs', namespaced: true };
 const silent = pino({ level: 'silent' });
 const fastBackoff = { initialMs: 2, maxMs: 10 };
 
-/** A fake API that honours namespace and `metadata.name=` field selectors, as the server does. */
+/**
+ * A fake API that honours kind, namespace, `metadata.name=` field selectors and `k=v` label
+ * selectors, as the server does. Objects added without a kind are Secrets.
+ */
 class SelectingLister implements ListerWatcher {
   readonly objects: KubeObject[] = [];
-  readonly lists: ListOptions[] = [];
-  readonly watches: FakeWatch[] = [];
+  readonly lists: (ListOptions & { plural: string })[] = [];
+  readonly watches: (FakeWatch & { plural?: string })[] = [];
+  private readonly plurals = new Map<KubeObject, string>();
   private rv = 1;
+
+  /** Stores `obj` as an object of the resource `plural`. */
+  put(plural: string, obj: KubeObject): void {
+    this.objects.push(obj);
+    this.plurals.set(obj, plural);
+  }
+
+  private ofKind(kind: ResourceKind): KubeObject[] {
+    return this.objects.filter((o) => (this.plurals.get(o) ?? 'secrets') === kind.plural);
+  }
 
   add(namespace: string, name: string, extra: Record<string, unknown> = {}): KubeObject {
     const obj = { metadata: { namespace, name, uid: `uid-${name}`, resourceVersion: String(++this.rv) }, ...extra } as KubeObject;
@@ -35,25 +49,30 @@ class SelectingLister implements ListerWatcher {
     for (const w of this.watches) if (!w.closed && matches(obj, w.opts)) w.send(type, structuredClone(obj));
   }
 
-  openWatches(): FakeWatch[] {
+  openWatches(): (FakeWatch & { plural?: string })[] {
     return this.watches.filter((w) => !w.closed);
   }
 
-  async list<T extends KubeObject>(_kind: ResourceKind, opts: ListOptions = {}): Promise<ListResult<T>> {
-    this.lists.push(opts);
+  async list<T extends KubeObject>(kind: ResourceKind, opts: ListOptions = {}): Promise<ListResult<T>> {
+    this.lists.push({ ...opts, plural: kind.plural });
     // Copies, as a real list decodes fresh objects each time.
-    return { items: structuredClone(this.objects.filter((o) => matches(o, opts))) as T[], resourceVersion: String(this.rv) };
+    return { items: structuredClone(this.ofKind(kind).filter((o) => matches(o, opts))) as T[], resourceVersion: String(this.rv) };
   }
 
-  watch<T extends KubeObject>(_kind: ResourceKind, opts: WatchOptions = {}): AsyncIterable<WatchEvent<T>> {
-    const w = new FakeWatch(opts);
+  watch<T extends KubeObject>(kind: ResourceKind, opts: WatchOptions = {}): AsyncIterable<WatchEvent<T>> {
+    const w = Object.assign(new FakeWatch(opts), { plural: kind.plural });
     this.watches.push(w);
     return w.stream() as AsyncIterable<WatchEvent<T>>;
   }
 }
 
-function matches(obj: KubeObject, opts: { namespace?: string; fieldSelector?: string }): boolean {
+function matches(obj: KubeObject, opts: { namespace?: string; fieldSelector?: string; labelSelector?: string }): boolean {
   if (opts.namespace && obj.metadata?.namespace !== opts.namespace) return false;
+  const labels = obj.metadata?.labels ?? {};
+  for (const term of (opts.labelSelector ?? '').split(',').filter(Boolean)) {
+    const [k = '', v] = term.split('=');
+    if (labels[k] !== v) return false;
+  }
   const name = /^metadata\.name=(.+)$/.exec(opts.fieldSelector ?? '')?.[1];
   return name === undefined || obj.metadata?.name === name;
 }
@@ -199,98 +218,90 @@ describe('InformerFactory (lean caches)', () => {
   });
 });
 
-describe('NamedInformers', () => {
-  type Cfg = KubeObject & { ref?: string };
-  const cfg = (name: string, ref?: string): Cfg => ({ metadata: { namespace: 'ns', name }, ...(ref ? { ref } : {}) });
-  const refsOf = (c: Cfg): ObjectKey[] => (c.ref ? [{ namespace: 'ns', name: c.ref }] : []);
+describe('bucket controllers: credential Secrets (lean cache)', () => {
+  const TENANTS = 40;
+  const credentialLabels = { 'storage.avalonhosting.example/secret-type': 'provider-credentials' };
 
-  function setup() {
+  /** Tenants each with a config naming its own Secret; every other Secret carries the label. */
+  function world(): SelectingLister {
     const lw = new SelectingLister();
-    const factory = new InformerFactory({ lw, logger: silent, reflector: { backoff: fastBackoff } });
-    const driver = new FakeInformer<Cfg>(configs);
-    const named = new NamedInformers<KubeObject>({ source: factory, kind: secrets, logger: silent }).trackReferences(driver, refsOf);
-    return { lw, factory, driver, named };
+    for (let i = 0; i < TENANTS; i++) {
+      const namespace = `team-${i}`;
+      lw.put('bucketproviderconfigs', {
+        apiVersion: 'storage.avalonhosting.example/v1',
+        kind: 'BucketProviderConfig',
+        metadata: { namespace, name: 'default', uid: `c-${i}`, resourceVersion: '1', finalizers: ['storage.avalonhosting.example/in-use'] },
+        spec: { endpoint: 'https://storage.example.com', secretRef: { name: 'creds', key: 'apiKey' } },
+      } as KubeObject);
+      lw.put('secrets', {
+        metadata: {
+          namespace,
+          name: 'creds',
+          uid: `s-${i}`,
+          resourceVersion: '1',
+          managedFields: [{ manager: 'kubectl', operation: 'Update' }],
+          ...(i % 2 === 0 ? { labels: credentialLabels } : {}),
+        },
+        data: { apiKey: Buffer.from(`key-of-team-${i}`).toString('base64') },
+      } as KubeObject);
+    }
+    lw.put('secrets', { metadata: { namespace: 'team-0', name: 'unrelated', uid: 'u', resourceVersion: '1' }, data: { x: 'eA==' } } as KubeObject);
+    return lw;
   }
 
-  it('caches only the objects referred to, each through its own name-selected informer', async () => {
-    const { lw, factory, driver, named } = setup();
-    lw.add('ns', 'creds-a');
-    lw.add('ns', 'creds-b');
-    lw.add('ns', 'unrelated');
+  it('hold only labelled Secrets, stripped, through one watch however many configs name Secrets', async () => {
+    const lw = world();
+    const factory = new InformerFactory({ lw, logger: silent, reflector: { backoff: fastBackoff } });
+    const mgr = new Manager({ logger: silent, informers: factory, metricsBindAddress: '0', healthProbeBindAddress: '0' });
+    const clients = new ProviderClients();
+    const unused = async (): Promise<never> => {
+      throw new Error('no writes in this test');
+    };
+    setupBucketControllers(mgr, {
+      clients,
+      events: { event: () => undefined },
+      writer: {
+        addFinalizer: unused,
+        removeFinalizer: unused,
+        patchStatus: unused,
+        patchMetadata: unused,
+        apply: unused,
+        create: unused,
+        get: unused,
+        configHasUsers: unused,
+      },
+    });
     try {
-      driver.upsert(cfg('one', 'creds-a'));
-      driver.upsert(cfg('two', 'creds-a'));
-      driver.upsert(cfg('three', 'creds-b'));
-      named.start();
-      await named.waitForSync();
+      factory.start();
+      await factory.waitForSync();
+      // Let the config informer's adds lead wherever they lead (on 606f4bc: a watch per Secret).
+      await eventually(() => expect(lw.openWatches().filter((w) => w.plural === 'bucketproviderconfigs')).to.have.length(1), IN_PROCESS);
+      await factory.waitForSync();
+
+      const secretInformers = factory.informers().filter((i) => i.kind.plural === 'secrets');
+      const cached = secretInformers.flatMap((i) => i.cache.list());
+      const names = cached.map((o) => `${o.metadata?.namespace}/${o.metadata?.name}`).sort();
+      const labelled = [...Array(TENANTS).keys()]
+        .filter((i) => i % 2 === 0)
+        .map((i) => `team-${i}/creds`)
+        .sort();
+      expect(names, 'cached Secrets').to.deep.equal(labelled);
+      for (const o of cached) expect(o.metadata?.managedFields, 'managedFields').to.equal(undefined);
+      // Owned Secrets and credentials: two label-selected informers, not one per config.
+      expect(secretInformers, 'Secret informers').to.have.length(2);
+      const secretRequests = [
+        ...lw.lists.filter((l) => l.plural === 'secrets'),
+        ...lw.watches.filter((w) => w.plural === 'secrets').map((w) => w.opts),
+      ];
+      for (const opts of secretRequests)
+        expect(opts.labelSelector, 'every Secret list and watch selects by label').to.be.a('string').and.not.equal('');
       expect(
-        named.cache
-          .list()
-          .map((o) => o.metadata?.name)
-          .sort(),
-      ).to.deep.equal(['creds-a', 'creds-b']);
-      expect(named.cache.get({ namespace: 'ns', name: 'unrelated' })).to.equal(undefined);
-      // One informer per referenced name, however many referrers share it; none lists everything.
-      expect(factory.informers()).to.have.length(2);
-      expect(lw.lists.every((l) => l.fieldSelector?.startsWith('metadata.name='))).to.equal(true);
+        lw.openWatches().filter((w) => w.plural === 'secrets'),
+        'open Secret watches',
+      ).to.have.length(2);
     } finally {
-      await named.stop();
+      await factory.stop();
+      clients.close();
     }
-  });
-
-  it('stops watching a name once nothing refers to it, and starts again when something does', async () => {
-    const { lw, factory, driver, named } = setup();
-    lw.add('ns', 'creds-a');
-    lw.add('ns', 'creds-b');
-    try {
-      driver.upsert(cfg('one', 'creds-a'));
-      driver.upsert(cfg('two', 'creds-a'));
-      named.start();
-      await named.waitForSync();
-      await eventually(() => expect(lw.openWatches()).to.have.length(1), IN_PROCESS);
-
-      driver.remove(cfg('one', 'creds-a'));
-      expect(named.isTracked({ namespace: 'ns', name: 'creds-a' })).to.equal(true);
-      driver.upsert(cfg('two', 'creds-b'));
-      expect(named.isTracked({ namespace: 'ns', name: 'creds-a' })).to.equal(false);
-      expect(named.cache.get({ namespace: 'ns', name: 'creds-a' })).to.equal(undefined);
-      await named.waitForSync();
-      expect(named.cache.list().map((o) => o.metadata?.name)).to.deep.equal(['creds-b']);
-      await eventually(() => expect(lw.openWatches().map((w) => w.opts.fieldSelector)).to.deep.equal(['metadata.name=creds-b']), IN_PROCESS);
-      expect(factory.informers()).to.have.length(1);
-
-      driver.remove(cfg('two', 'creds-b'));
-      await eventually(() => expect(lw.openWatches()).to.have.length(0), IN_PROCESS);
-      expect(named.cache.list()).to.deep.equal([]);
-    } finally {
-      await named.stop();
-    }
-  });
-
-  it('tells its handlers about changes to the objects it watches, and lets a read wait for one name', async () => {
-    const { lw, driver, named } = setup();
-    const creds = lw.add('ns', 'creds-a', { data: { apiKey: 'b2xk' } });
-    const seen: string[] = [];
-    named.addEventHandler({ onAdd: (o) => seen.push(`add ${o.metadata?.name}`), onUpdate: (_a, b) => seen.push(`update ${b.metadata?.name}`) });
-    try {
-      named.start();
-      await named.waitForSync();
-      driver.upsert(cfg('late', 'creds-a'));
-      // Read right after the reference appeared: waiting makes "absent" mean absent.
-      await named.cache.waitForKey({ namespace: 'ns', name: 'creds-a' });
-      expect(named.cache.get({ namespace: 'ns', name: 'creds-a' })).to.not.equal(undefined);
-      await eventually(() => expect(lw.openWatches()).to.have.length(1), IN_PROCESS);
-      lw.send('MODIFIED', { ...creds, metadata: { ...creds.metadata, resourceVersion: '99' }, data: { apiKey: 'bmV3' } } as KubeObject);
-      await eventually(() => expect(seen).to.deep.equal(['add creds-a', 'update creds-a']), IN_PROCESS);
-      // Nothing refers to this one, so there is nothing to wait for.
-      await named.cache.waitForKey({ namespace: 'ns', name: 'nobody' });
-    } finally {
-      await named.stop();
-    }
-  });
-
-  it('needs a source that can remove informers', () => {
-    const source = new FakeInformerSource();
-    expect(() => new NamedInformers({ source, kind: secrets, logger: silent })).to.throw(/remove informers/);
   });
 });

@@ -7,6 +7,7 @@ local hs = {}
 -- CONFIG_TERMINAL_REASONS in operator/bucket/reason-classes.ts by a unit test.
 local terminal = {
   InvalidProviderConfig = true,
+  SecretNotLabeled = true,
 }
 
 local ready = nil
