@@ -382,7 +382,16 @@ export class Transport {
       };
       if (timeoutMs > 0) timer = setTimeout(() => cancel(new Error(`timed out after ${timeoutMs}ms`)), timeoutMs);
       r.signal?.addEventListener('abort', onAbort, { once: true });
-      stream.on('close', cleanup);
+      stream.on('close', () => {
+        cleanup();
+        // A stream can close without an error and without a response (RST_STREAM NO_ERROR,
+        // a session closed under it): without this the request would wait forever, its
+        // deadline timer already cleared.
+        if (!settled) {
+          settled = true;
+          reject(new Error(`stream closed before a response (HTTP/2 code ${stream.rstCode ?? 'none'})`));
+        }
+      });
       stream.on('error', (err) => {
         cleanup();
         if (!settled) {
@@ -516,5 +525,7 @@ function readBody(res: Readable): Promise<string> {
     res.on('error', reject);
     // 'aborted' without 'error' happens when the socket dies mid-body on older Node lines.
     res.on('aborted', () => reject(new Error('response aborted')));
+    // An HTTP/2 stream reset mid-body closes without 'end' or 'error'; settling twice is a no-op.
+    res.on('close', () => reject(new Error('response closed before its end')));
   });
 }

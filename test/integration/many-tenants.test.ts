@@ -140,7 +140,7 @@ describe('many tenants on one operator', function () {
 
     leaseReport = await lease.stop();
     console.log(`      Lease: ${JSON.stringify(leaseReport)}`);
-    expect(leaseReport.renewals, 'Lease renewals seen').to.be.greaterThan(5);
+    expect(leaseReport.renewals, 'Lease renewals seen').to.be.at.least(2);
     expect(leaseReport.holderChanges, 'the Lease changed hands').to.equal(0);
     expect(leaseReport.maxGapSeconds, 'longest time between two Lease renewals (s)').to.be.below(LEASE_DURATION_S);
   });

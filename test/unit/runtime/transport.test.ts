@@ -276,6 +276,24 @@ describe('Transport deadlines', () => {
     }
   });
 
+  it('found in review: a stream the server resets without an error code before answering rejects instead of hanging', async function () {
+    this.timeout(10_000);
+    const s = await serve('h2', (_req, res) => {
+      // RST_STREAM NO_ERROR with no response head: Node emits 'close' and no 'error'.
+      (res as unknown as http2.Http2ServerResponse).stream.close(http2.constants.NGHTTP2_NO_ERROR);
+    });
+    // No deadline, so only the close itself can end the request.
+    const client = new KubeClient({ restConfig: restConfig(s), requestTimeoutMs: 0 });
+    try {
+      const err = (await client.get(ConfigMaps, 'ns', 'a').catch((e: unknown) => e)) as Error;
+      expect(err).to.be.instanceOf(Error);
+      expect(err.message).to.match(/stream closed before a response/);
+    } finally {
+      client.close();
+      await s.close();
+    }
+  });
+
   it('abort a request waiting out a Retry-After at once', async function () {
     this.timeout(10_000);
     const s = await serve('h2', (_req, res) => {
