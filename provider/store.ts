@@ -241,7 +241,6 @@ export class BucketStore implements StoreView {
     this.settlePending();
     return {
       pending: this.pending.map((p) => ({
-        account: p.account,
         ...(p.idempotencyKey !== undefined ? { idempotencyKey: p.idempotencyKey } : {}),
         commitAt: new Date(p.dueAt).toISOString(),
       })),

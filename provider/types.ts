@@ -111,8 +111,6 @@ export interface RevokeResult {
 
 /** A create accepted under the `lateCommitOnCreate` fault that has not committed yet. */
 export interface PendingCommit {
-  /** The account the create was made for. */
-  account: string;
   /** Absent when the create sent no key. */
   idempotencyKey?: string;
   /** ISO-8601 time the create commits (or is discarded). */
