@@ -46,7 +46,13 @@ function listReply(page: BucketList, fault: ListFault): Reply {
     case 'emptyObject':
       return { kind: 'json', status: 200, body: {}, ...dripMs };
     case 'notJson':
-      return { kind: 'raw', status: 200, contentType: 'text/html; charset=utf-8', body: '<html><body>Service temporarily rerouted</body></html>', ...dripMs };
+      return {
+        kind: 'raw',
+        status: 200,
+        contentType: 'text/html; charset=utf-8',
+        body: '<html><body>Service temporarily rerouted</body></html>',
+        ...dripMs,
+      };
     case 'repeatContinue':
       return { kind: 'json', status: 200, body: { items: page.items, continue: REPEATED_CONTINUE }, ...dripMs };
     default: {

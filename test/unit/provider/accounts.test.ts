@@ -6,6 +6,7 @@ import { join } from 'node:path';
 import type { Bucket, BucketList, ProviderHandle } from '../../../provider';
 import { defaultAccountOf, parseApiKeyEntry } from '../../../provider/auth';
 import { parseCli } from '../../../provider/cli';
+import { startProviderProcess } from '../../support/provider-process';
 import { ADMIN_TOKEN, call, createBody, start, type CallOptions, type Response } from './helpers';
 
 const KEY_A = 'tenant-a-key-0123456789';
@@ -114,7 +115,12 @@ describe('provider accounts', () => {
       expect(await ids(B())).to.deep.equal([bucketB.id]);
       const admin = (await call(p.url, '/admin/buckets', { auth: ADMIN })).body as BucketList;
       expect(admin.items.map((b) => b.id).sort()).to.deep.equal([bucketA.id, bucketB.id].sort());
-      expect(p.store.list().map((b) => b.account).sort()).to.deep.equal([defaultAccountOf(KEY_A), defaultAccountOf(KEY_B)].sort());
+      expect(
+        p.store
+          .list()
+          .map((b) => b.account)
+          .sort(),
+      ).to.deep.equal([defaultAccountOf(KEY_A), defaultAccountOf(KEY_B)].sort());
     });
 
     it('pages one account list without the other account buckets in between', async () => {
@@ -125,7 +131,8 @@ describe('provider accounts', () => {
       const seen: string[] = [];
       let cont: string | undefined;
       do {
-        const page = (await call(p.url, `/buckets?limit=1${cont === undefined ? '' : `&continue=${encodeURIComponent(cont)}`}`, B())).body as BucketList;
+        const page = (await call(p.url, `/buckets?limit=1${cont === undefined ? '' : `&continue=${encodeURIComponent(cont)}`}`, B()))
+          .body as BucketList;
         seen.push(...page.items.map((b) => b.account));
         cont = page.continue;
       } while (cont !== undefined);
@@ -165,12 +172,18 @@ describe('provider accounts', () => {
     it('lets keys of one account share its buckets (a rotation) while another account stays apart', async () => {
       const p = await start({ apiKeys: ['team:old-key', 'team:new-key', 'other:other-key'] });
       try {
-        const made = (await call(p.url, '/buckets', { method: 'POST', body: createBody(), headers: { 'idempotency-key': 'k' }, auth: 'Bearer old-key' }))
-          .body as Bucket;
+        const made = (
+          await call(p.url, '/buckets', { method: 'POST', body: createBody(), headers: { 'idempotency-key': 'k' }, auth: 'Bearer old-key' })
+        ).body as Bucket;
         expect(made.account).to.equal('team');
         const viaNew = await call(p.url, `/buckets/${made.id}`, { auth: 'Bearer new-key' });
         expect([viaNew.status, (viaNew.body as Bucket).id]).to.deep.equal([200, made.id]);
-        const replay = await call(p.url, '/buckets', { method: 'POST', body: createBody(), headers: { 'idempotency-key': 'k' }, auth: 'Bearer new-key' });
+        const replay = await call(p.url, '/buckets', {
+          method: 'POST',
+          body: createBody(),
+          headers: { 'idempotency-key': 'k' },
+          auth: 'Bearer new-key',
+        });
         expect([replay.status, (replay.body as Bucket).id]).to.deep.equal([200, made.id]);
         expect((await call(p.url, `/buckets/${made.id}`, { auth: 'Bearer other-key' })).status).to.equal(404);
         // The account-qualified form is not itself a key.
@@ -213,7 +226,10 @@ describe('provider accounts', () => {
 
     const refused: Record<string, { args: { body: unknown; auth?: string | null }; want: { status: number; code: string } }> = {
       'no admin token': { args: { body: { key: 'x-key' }, auth: null }, want: { status: 401, code: 'Unauthorized' } },
-      'an API key instead of the admin token': { args: { body: { key: 'x-key' }, auth: `Bearer ${KEY_A}` }, want: { status: 403, code: 'Forbidden' } },
+      'an API key instead of the admin token': {
+        args: { body: { key: 'x-key' }, auth: `Bearer ${KEY_A}` },
+        want: { status: 403, code: 'Forbidden' },
+      },
       'a key of another account': { args: { body: { key: KEY_A, account: 'elsewhere' } }, want: { status: 409, code: 'Conflict' } },
       'an empty key': { args: { body: { key: '' } }, want: { status: 422, code: 'ValidationFailed' } },
       'a key with whitespace': { args: { body: { key: 'a b' } }, want: { status: 422, code: 'ValidationFailed' } },
@@ -266,8 +282,22 @@ describe('provider accounts', () => {
       const t = Date.parse('2030-01-01T00:00:00Z');
       const old = {
         version: 1,
-        buckets: [{ id: 'bucket-00000000000a', region: 'us-east-1', sizeGB: 10, encrypted: false, tags: {}, phase: 'Active', idempotencyKey: 'k', createdAt: t, updatedAt: t }],
-        idempotencyKeys: [{ key: 'k', bucketId: 'bucket-00000000000a', fingerprint: JSON.stringify({ region: 'us-east-1', sizeGB: 10, encrypted: false, tags: {} }) }],
+        buckets: [
+          {
+            id: 'bucket-00000000000a',
+            region: 'us-east-1',
+            sizeGB: 10,
+            encrypted: false,
+            tags: {},
+            phase: 'Active',
+            idempotencyKey: 'k',
+            createdAt: t,
+            updatedAt: t,
+          },
+        ],
+        idempotencyKeys: [
+          { key: 'k', bucketId: 'bucket-00000000000a', fingerprint: JSON.stringify({ region: 'us-east-1', sizeGB: 10, encrypted: false, tags: {} }) },
+        ],
         revokedKeys: ['fenced'],
       };
       await writeFile(dataFile, JSON.stringify(old));
@@ -281,6 +311,33 @@ describe('provider accounts', () => {
         expect((await createAs(p.url, A, 'fenced')).status).to.equal(201);
       } finally {
         await p.close();
+      }
+    });
+  });
+
+  describe('the provider process of test/support', () => {
+    it('starts with a thousand extra keys from a keys file, adds one at run time, and lists every account', async function () {
+      this.timeout(60_000);
+      const keys = Array.from({ length: 1000 }, (_, i) => `tenant-${i}-key`);
+      const provider = await startProviderProcess({ apiKeys: [...keys, 'team:rotating-key'] });
+      try {
+        const made: string[] = [];
+        for (const key of [provider.apiKey, keys[999] as string, 'rotating-key']) {
+          const res = await fetch(`${provider.url}/buckets`, {
+            method: 'POST',
+            headers: { authorization: `Bearer ${key}`, 'content-type': 'application/json' },
+            body: JSON.stringify({ region: 'us-east-1', sizeGB: 1, tags: { 'kubernetes-namespace': 'ns-x' } }),
+          });
+          expect(res.status, key).to.equal(201);
+          made.push(((await res.json()) as Bucket).id);
+        }
+        expect((await provider.buckets('ns-x')).map((b) => b.id).sort()).to.deep.equal([...made].sort());
+        expect(await provider.addApiKey('late-key', 'team')).to.equal('team');
+        const viaLate = await fetch(`${provider.url}/buckets/${made[2] as string}`, { headers: { authorization: 'Bearer late-key' } });
+        expect(viaLate.status).to.equal(200);
+        expect(await provider.addApiKey('own-key')).to.equal(defaultAccountOf('own-key'));
+      } finally {
+        await provider.stop();
       }
     });
   });
