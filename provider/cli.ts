@@ -19,8 +19,10 @@ Mock object-storage API (see provider/README.md).
 Server:
   --port N                      listen port (0 = ephemeral)            [${DEFAULT_CLI_PORT}]
   --host ADDR                   listen address                          [127.0.0.1]
-  --api-key KEY                 accepted bearer key (repeatable)
-  --api-keys-file PATH          file with one key per line
+  --api-key KEY                 accepted bearer key (repeatable); each key is an
+                                account of its own, ACCOUNT:KEY puts keys that
+                                share an ACCOUNT into one account
+  --api-keys-file PATH          file with one key (or ACCOUNT:KEY) per line
   --admin-token TOKEN           enables /admin/* (prefer env PROVIDER_ADMIN_TOKEN)
   --regions a,b,c               accepted regions
   --activation-delay-ms N       Provisioning -> Active                  [5000]
@@ -44,7 +46,15 @@ Faults (also switchable at run time with PUT /admin/faults):
   --outage                      every /buckets request answers 503
   --fault-seed N                seed for the rates                      [1]
 
-Environment: PROVIDER_API_KEYS (comma separated), PROVIDER_ADMIN_TOKEN.
+List faults (GET /buckets without idempotencyKey, i.e. the drift scan's list):
+  --list-error-status S         429 | 500 | 502 | 503 | 504
+  --list-empty-object           answer 200 {}
+  --list-not-json               answer 200 with a body that is not JSON
+  --list-repeat-continue        every page carries the same continue token
+  --list-slow-body-ms N         drip the body over N ms
+  --list-fault-account NAME     only this account's lists     [every account]
+
+Environment: PROVIDER_API_KEYS (comma separated keys or ACCOUNT:KEY), PROVIDER_ADMIN_TOKEN.
 `;
 
 /** What the command line asks for. */
@@ -88,6 +98,12 @@ function faultSettings(values: Record<string, string | boolean | string[] | unde
     retryAfterSeconds: int(str('retry-after-seconds'), '--retry-after-seconds'),
     seed: int(str('fault-seed'), '--fault-seed'),
     outage: values.outage === true ? true : undefined,
+    listErrorStatus: int(str('list-error-status'), '--list-error-status'),
+    listEmptyObject: values['list-empty-object'] === true ? true : undefined,
+    listNotJson: values['list-not-json'] === true ? true : undefined,
+    listRepeatContinue: values['list-repeat-continue'] === true ? true : undefined,
+    listSlowBodyMs: int(str('list-slow-body-ms'), '--list-slow-body-ms'),
+    listFaultAccount: str('list-fault-account'),
   };
   const drop = str('drop-after-commit-on-create');
   if (drop !== undefined) {
@@ -117,7 +133,9 @@ function faultSettings(values: Record<string, string | boolean | string[] | unde
 
 /**
  * Builds the provider configuration from argv (without node and script) and environment.
- * API keys from `--api-key`, `--api-keys-file` and `PROVIDER_API_KEYS` are combined.
+ * API keys from `--api-key`, then `PROVIDER_API_KEYS`, then `--api-keys-file` are combined in
+ * that order: the first one's account is the default account. Entries stay as written
+ * (`ACCOUNT:KEY` is split by `startProvider`).
  *
  * @throws on unknown flags, bad values or an unreadable keys file; messages carry no keys.
  */
@@ -149,6 +167,12 @@ export async function parseCli(argv: readonly string[], env: Readonly<Record<str
       'fail-next': { type: 'string' },
       outage: { type: 'boolean' },
       'fault-seed': { type: 'string' },
+      'list-error-status': { type: 'string' },
+      'list-empty-object': { type: 'boolean' },
+      'list-not-json': { type: 'boolean' },
+      'list-repeat-continue': { type: 'boolean' },
+      'list-slow-body-ms': { type: 'string' },
+      'list-fault-account': { type: 'string' },
     },
   });
   const help = values.help === true;

@@ -3,6 +3,7 @@
  * Rates draw from a seeded generator and counts count down, so a test that sets the same
  * faults and sends the same requests sees the same answers.
  */
+import { isAccountName } from './auth';
 import { HttpError } from './http';
 import { invalid } from './validation';
 import { ErrorCode, type FaultConfig, type FaultSettings, type FaultStatus, type FaultSwitch } from './types';
@@ -33,8 +34,20 @@ export function defaultFaults(): FaultConfig {
     outage: false,
     failNext: null,
     seed: 1,
+    listErrorStatus: null,
+    listEmptyObject: false,
+    listNotJson: false,
+    listRepeatContinue: false,
+    listSlowBodyMs: 0,
+    listFaultAccount: null,
   };
 }
+
+/** What a list call suffers; see {@link FaultController.list}. */
+export type ListFault =
+  | { kind: 'none'; slowBodyMs: number }
+  | { kind: 'error'; error: HttpError }
+  | { kind: 'emptyObject' | 'notJson' | 'repeatContinue'; slowBodyMs: number };
 
 function isObject(value: unknown): value is Record<string, unknown> {
   return typeof value === 'object' && value !== null && !Array.isArray(value);
@@ -121,6 +134,27 @@ export function parseFaultSettings(input: unknown): FaultSettings {
       case 'seed':
         out.seed = int(value, key, 0, 0xffffffff);
         break;
+      case 'listErrorStatus':
+        if (value !== null && (typeof value !== 'number' || !FAULT_STATUSES.includes(value))) {
+          throw invalid(key, `must be one of ${FAULT_STATUSES.join(', ')} or null`);
+        }
+        out.listErrorStatus = value as FaultStatus | null;
+        break;
+      case 'listEmptyObject':
+      case 'listNotJson':
+      case 'listRepeatContinue':
+        if (typeof value !== 'boolean') throw invalid(key, 'must be a boolean');
+        out[key] = value;
+        break;
+      case 'listSlowBodyMs':
+        out.listSlowBodyMs = int(value, key, 0, LATENCY_MS_MAX);
+        break;
+      case 'listFaultAccount':
+        if (value !== null && (typeof value !== 'string' || !isAccountName(value))) {
+          throw invalid(key, 'must be an account name or null');
+        }
+        out.listFaultAccount = value;
+        break;
       default:
         throw invalid(key, 'unknown field');
     }
@@ -194,6 +228,21 @@ export class FaultController implements FaultSwitch {
     if (this.draw(c.throttleRate)) return injected(429, c.retryAfterSeconds);
     if (this.draw(c.errorRate)) return injected(c.errorStatus, c.retryAfterSeconds);
     return undefined;
+  }
+
+  /**
+   * What a list call (`GET /buckets` without `idempotencyKey`) made for `account` suffers,
+   * after {@link decide} let it through. Fixed for the settings in force: no draw, no count.
+   */
+  list(account: string): ListFault {
+    const c = this.config;
+    if (c.listFaultAccount !== null && c.listFaultAccount !== account) return { kind: 'none', slowBodyMs: 0 };
+    if (c.listErrorStatus !== null) return { kind: 'error', error: injected(c.listErrorStatus, c.retryAfterSeconds) };
+    const slowBodyMs = c.listSlowBodyMs;
+    if (c.listEmptyObject) return { kind: 'emptyObject', slowBodyMs };
+    if (c.listNotJson) return { kind: 'notJson', slowBodyMs };
+    if (c.listRepeatContinue) return { kind: 'repeatContinue', slowBodyMs };
+    return { kind: 'none', slowBodyMs };
   }
 
   /** Whether to destroy the socket after a create has been committed. */

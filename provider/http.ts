@@ -31,7 +31,10 @@ export class HttpError extends Error {
 
 /** What a handler asks the server to do. */
 export type Reply =
-  | { kind: 'json'; status: number; body: unknown; headers?: Record<string, string> }
+  /** `dripMs` > 0 sends the body in pieces spread over that many ms (a slow server). */
+  | { kind: 'json'; status: number; body: unknown; headers?: Record<string, string>; dripMs?: number }
+  /** A body sent as is, e.g. one that is deliberately not JSON. */
+  | { kind: 'raw'; status: number; contentType: string; body: string; headers?: Record<string, string>; dripMs?: number }
   | { kind: 'empty'; status: number; headers?: Record<string, string> }
   /** Destroy the socket without answering: the client cannot know whether work was done. */
   | { kind: 'drop' };
@@ -46,21 +49,59 @@ export function empty(status: number): Reply {
   return { kind: 'empty', status };
 }
 
+/** Pieces a dripped body is cut into, at most. */
+const DRIP_PIECES = 20;
+
 /** Writes a reply that is not a drop. Returns the status written. */
 export function writeReply(res: ServerResponse, reply: Exclude<Reply, { kind: 'drop' }>): number {
-  for (const [name, value] of Object.entries(reply.headers ?? {})) res.setHeader(name, value);
-  res.setHeader('Cache-Control', 'no-store');
-  if (reply.kind === 'empty') {
-    res.statusCode = reply.status;
-    res.end();
-    return reply.status;
-  }
-  const payload = JSON.stringify(reply.body);
-  res.statusCode = reply.status;
-  res.setHeader('Content-Type', 'application/json; charset=utf-8');
-  res.setHeader('Content-Length', Buffer.byteLength(payload));
+  const payload = start(res, reply);
   res.end(payload);
   return reply.status;
+}
+
+/**
+ * Writes a reply whose body is sent in pieces over `dripMs` (headers at once, the last piece
+ * at the end), and resolves with the status once it is sent or the client has gone away.
+ */
+export function writeReplySlowly(res: ServerResponse, reply: Exclude<Reply, { kind: 'drop' }>, dripMs: number): Promise<number> {
+  const payload = Buffer.from(start(res, reply) ?? '', 'utf8');
+  const pieces = Math.max(1, Math.min(DRIP_PIECES, payload.length));
+  const size = Math.ceil(payload.length / pieces);
+  res.flushHeaders();
+  return new Promise((resolve) => {
+    let sent = 0;
+    let timer: NodeJS.Timeout | undefined;
+    const done = (): void => {
+      if (timer !== undefined) clearTimeout(timer);
+      res.off('close', done);
+      resolve(reply.status);
+    };
+    const next = (): void => {
+      sent += 1;
+      if (sent >= pieces) {
+        res.end(payload.subarray((sent - 1) * size));
+        done();
+        return;
+      }
+      res.write(payload.subarray((sent - 1) * size, sent * size));
+      timer = setTimeout(next, dripMs / pieces);
+    };
+    // A client that gives up (its deadline) ends the drip; nothing is left scheduled.
+    res.once('close', done);
+    timer = setTimeout(next, dripMs / pieces);
+  });
+}
+
+/** Sets status and headers; returns the body to send, if any. */
+function start(res: ServerResponse, reply: Exclude<Reply, { kind: 'drop' }>): string | undefined {
+  for (const [name, value] of Object.entries(reply.headers ?? {})) res.setHeader(name, value);
+  res.setHeader('Cache-Control', 'no-store');
+  res.statusCode = reply.status;
+  if (reply.kind === 'empty') return undefined;
+  const payload = reply.kind === 'json' ? JSON.stringify(reply.body) : reply.body;
+  res.setHeader('Content-Type', reply.kind === 'json' ? 'application/json; charset=utf-8' : reply.contentType);
+  res.setHeader('Content-Length', Buffer.byteLength(payload));
+  return payload;
 }
 
 /**

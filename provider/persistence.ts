@@ -8,16 +8,22 @@ import { open, readFile, rename, unlink } from 'node:fs/promises';
 import { basename, dirname, join } from 'node:path';
 import type { Logger } from 'pino';
 import { BUCKET_PHASES } from './types';
-import type { BucketRecord, IdempotencyRecord, StoreSnapshot } from './store';
+import type { RevokedKey, SavedBucket, SavedIdempotencyKey, StoreSnapshot } from './store';
 
 function isObject(value: unknown): value is Record<string, unknown> {
   return typeof value === 'object' && value !== null && !Array.isArray(value);
 }
 
-function isBucketRecord(value: unknown): value is BucketRecord {
+/** Absent in files written before accounts existed: such records belong to the default account. */
+function isOptionalAccount(value: unknown): boolean {
+  return value === undefined || typeof value === 'string';
+}
+
+function isBucketRecord(value: unknown): value is SavedBucket {
   return (
     isObject(value) &&
     typeof value.id === 'string' &&
+    isOptionalAccount(value.account) &&
     typeof value.region === 'string' &&
     typeof value.sizeGB === 'number' &&
     typeof value.encrypted === 'boolean' &&
@@ -32,24 +38,42 @@ function isBucketRecord(value: unknown): value is BucketRecord {
   );
 }
 
-function isIdempotencyRecord(value: unknown): value is IdempotencyRecord {
-  return isObject(value) && typeof value.key === 'string' && typeof value.bucketId === 'string' && typeof value.fingerprint === 'string';
+function isIdempotencyRecord(value: unknown): value is SavedIdempotencyKey {
+  return (
+    isObject(value) &&
+    isOptionalAccount(value.account) &&
+    typeof value.key === 'string' &&
+    typeof value.bucketId === 'string' &&
+    typeof value.fingerprint === 'string'
+  );
+}
+
+function isRevokedKey(value: unknown): value is RevokedKey {
+  return isObject(value) && typeof value.account === 'string' && typeof value.key === 'string';
 }
 
 /** Checks the shape of a parsed data file; a file this code did not write is refused. */
 export function parseSnapshot(value: unknown): StoreSnapshot {
   if (!isObject(value) || value.version !== 1) throw new Error('unsupported data file version');
-  const { buckets, idempotencyKeys, revokedKeys } = value;
+  const { buckets, idempotencyKeys, revokedKeys, revoked } = value;
   if (!Array.isArray(buckets) || !buckets.every(isBucketRecord)) throw new Error('data file has malformed buckets');
   if (!Array.isArray(idempotencyKeys) || !idempotencyKeys.every(isIdempotencyRecord)) {
     throw new Error('data file has malformed idempotency keys');
   }
-  // Absent in files written before keys could be revoked; still version 1, since it only adds.
-  if (revokedKeys === undefined) return { version: 1, buckets, idempotencyKeys };
-  if (!Array.isArray(revokedKeys) || !revokedKeys.every((k) => typeof k === 'string')) {
-    throw new Error('data file has malformed revoked keys');
+  // Each later field only adds (revocation, then accounts), so files stay version 1 and
+  // every older file still loads.
+  const out: StoreSnapshot = { version: 1, buckets, idempotencyKeys };
+  if (revokedKeys !== undefined) {
+    if (!Array.isArray(revokedKeys) || !revokedKeys.every((k) => typeof k === 'string')) {
+      throw new Error('data file has malformed revoked keys');
+    }
+    out.revokedKeys = revokedKeys;
   }
-  return { version: 1, buckets, idempotencyKeys, revokedKeys };
+  if (revoked !== undefined) {
+    if (!Array.isArray(revoked) || !revoked.every(isRevokedKey)) throw new Error('data file has malformed revoked keys');
+    out.revoked = revoked;
+  }
+  return out;
 }
 
 /** Writes `data` to `path` atomically. */

@@ -14,6 +14,8 @@ export interface RequestContext {
   /** Decoded `{param}` segments of the path. */
   params: Readonly<Record<string, string>>;
   query: URLSearchParams;
+  /** The caller's account on `api` routes (from its key); undefined on the others. */
+  account: string | undefined;
 }
 
 /** Handles one method of one route. */

@@ -9,9 +9,9 @@ import { createServer, type IncomingMessage, type Server, type ServerResponse } 
 import type { AddressInfo, Socket } from 'node:net';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { pino, type Logger } from 'pino';
-import { BearerAuth } from './auth';
+import { ApiKeyRing, BearerAuth, defaultAccountOf, parseApiKeyEntry } from './auth';
 import { FaultController } from './faults';
-import { errorReply, HttpError, writeReply, type Reply } from './http';
+import { errorReply, HttpError, writeReply, writeReplySlowly, type Reply } from './http';
 import { DataFile } from './persistence';
 import { matchRoute, type Route } from './router';
 import { buildRoutes } from './routes';
@@ -56,7 +56,7 @@ function onClientError(err: NodeJS.ErrnoException, socket: Socket): void {
 
 interface Pipeline {
   routes: readonly Route[];
-  apiAuth: BearerAuth;
+  apiAuth: ApiKeyRing;
   adminAuth: BearerAuth | undefined;
   faults: FaultController;
   stats: RequestStats;
@@ -77,7 +77,7 @@ async function dispatch(p: Pipeline, req: IncomingMessage, url: URL): Promise<{ 
       throw new HttpError(405, ErrorCode.MethodNotAllowed, `method ${method} not allowed`, { Allow: match.allow });
     }
     const guard = match.route.guard;
-    if (guard === 'api') p.apiAuth.check(req.headers.authorization);
+    const account = guard === 'api' ? p.apiAuth.check(req.headers.authorization) : undefined;
     if (guard === 'admin') {
       if (p.adminAuth === undefined) throw new HttpError(404, ErrorCode.NotFound, 'no such route');
       p.adminAuth.check(req.headers.authorization);
@@ -88,7 +88,7 @@ async function dispatch(p: Pipeline, req: IncomingMessage, url: URL): Promise<{ 
       const fault = p.faults.decide();
       if (fault !== undefined) throw fault;
     }
-    return { route, reply: await match.handler({ req, params: match.params, query: url.searchParams }) };
+    return { route, reply: await match.handler({ req, params: match.params, query: url.searchParams, account }) };
   } catch (err) {
     if (err instanceof HttpError) return { route, reply: errorReply(err) };
     // A client that went away mid-body is not a server fault worth an error log.
@@ -117,10 +117,17 @@ async function handle(p: Pipeline, req: IncomingMessage, res: ServerResponse): P
     // Other unread bodies are drained by Node to keep the connection alive; an oversized
     // one may be huge, so close instead of reading it all.
     if ((reply.status === 413 && !req.complete) || p.closing) res.setHeader('Connection', 'close');
-    status = writeReply(res, reply);
+    const dripMs = reply.kind === 'empty' ? 0 : (reply.dripMs ?? 0);
+    status = dripMs > 0 ? await writeReplySlowly(res, reply, dripMs) : writeReply(res, reply);
   }
   p.stats.record(method, route, status);
   p.logger.info({ reqId, method, path: url.pathname, status, durationMs: Math.round((performance.now() - started) * 100) / 100 }, 'request');
+}
+
+/** Adds a key for the handle; the admin route answers the same cases with HTTP statuses. */
+function addApiKey(keys: ApiKeyRing, key: string, account: string = defaultAccountOf(key)): string {
+  if (keys.add(key, account) === 'conflict') throw new Error('this API key already belongs to another account');
+  return account;
 }
 
 /**
@@ -136,7 +143,8 @@ export async function startProvider(opts: ProviderOptions): Promise<ProviderHand
   const resizeDelayMs = nonNegativeInt(opts.resizeDelayMs ?? activationDelayMs, 'resizeDelayMs');
   const maxBodyBytes = nonNegativeInt(opts.maxBodyBytes ?? DEFAULT_MAX_BODY_BYTES, 'maxBodyBytes');
   const shutdownGraceMs = nonNegativeInt(opts.shutdownGraceMs ?? 2000, 'shutdownGraceMs');
-  const apiAuth = new BearerAuth(opts.apiKeys, 'API key');
+  if (opts.apiKeys.length === 0) throw new Error('at least one API key is required');
+  const apiAuth = new ApiKeyRing(opts.apiKeys.map(parseApiKeyEntry));
   const adminAuth = opts.adminToken === undefined ? undefined : new BearerAuth([opts.adminToken], 'admin token');
 
   let dataFile: DataFile | undefined;
@@ -144,6 +152,7 @@ export async function startProvider(opts: ProviderOptions): Promise<ProviderHand
     activationDelayMs,
     resizeDelayMs,
     now: opts.now ?? Date.now,
+    defaultAccount: apiAuth.defaultAccount,
     onChange: () => dataFile?.schedule(),
   });
   if (opts.dataFile !== undefined) {
@@ -160,7 +169,7 @@ export async function startProvider(opts: ProviderOptions): Promise<ProviderHand
   const faults = new FaultController(opts.faults);
   const stats = new RequestStats();
   const pipeline: Pipeline = {
-    routes: buildRoutes({ store, faults, stats, regions, maxBodyBytes, adminEnabled: adminAuth !== undefined }),
+    routes: buildRoutes({ store, faults, stats, keys: apiAuth, regions, maxBodyBytes, adminEnabled: adminAuth !== undefined }),
     apiAuth,
     adminAuth,
     faults,
@@ -195,6 +204,7 @@ export async function startProvider(opts: ProviderOptions): Promise<ProviderHand
     port: address.port,
     faults,
     store,
+    addApiKey: (key, account) => addApiKey(apiAuth, key, account),
     stats: () => stats.snapshot(),
     resetStats: () => stats.reset(),
     close: () => {

@@ -9,6 +9,11 @@
  * that are due, in order, so from outside a late commit happens exactly at its time. The
  * store throws HttpError because its rules are the API's rules; the HTTP API is its only
  * client.
+ *
+ * Every bucket, idempotency key and revocation belongs to an account, as in a real cloud: a
+ * call made for an account sees only that account's buckets (another account's bucket id is
+ * a 404 exactly like a missing one) and its own keys. Calls without an account are the
+ * admin's view: reads and changes see every account, new buckets go to the default account.
  */
 import { randomBytes } from 'node:crypto';
 import { HttpError } from './http';
@@ -29,6 +34,8 @@ import {
 /** A bucket as stored: epoch-millisecond times and the end of its current transition. */
 export interface BucketRecord {
   id: string;
+  /** The account the bucket belongs to; never a key. */
+  account: string;
   region: string;
   sizeGB: number;
   encrypted: boolean;
@@ -43,6 +50,8 @@ export interface BucketRecord {
 
 /** A consumed idempotency key. It outlives its bucket so a replay after delete is a 410. */
 export interface IdempotencyRecord {
+  /** Keys are scoped per account: two accounts may use the same key for different buckets. */
+  account: string;
   key: string;
   bucketId: string;
   /** Canonical JSON of the create request, to tell a replay from a reuse. */
@@ -56,14 +65,40 @@ export interface IdempotencyRecord {
  */
 export interface StoreSnapshot {
   version: 1;
-  buckets: BucketRecord[];
-  idempotencyKeys: IdempotencyRecord[];
-  /** Keys no create may ever commit with. Absent in files written before revocation existed. */
+  buckets: SavedBucket[];
+  idempotencyKeys: SavedIdempotencyKey[];
+  /**
+   * Keys no create may ever commit with, written before accounts existed: they belong to the
+   * default account. Absent in files written before revocation existed.
+   */
   revokedKeys?: string[];
+  /** Keys no create may ever commit with, per account. Absent in files written before accounts. */
+  revoked?: RevokedKey[];
+}
+
+/** A bucket as saved; files written before accounts existed have no `account`. */
+export type SavedBucket = Omit<BucketRecord, 'account'> & { account?: string };
+
+/** An idempotency key as saved; files written before accounts existed have no `account`. */
+export type SavedIdempotencyKey = Omit<IdempotencyRecord, 'account'> & { account?: string };
+
+/** A revoked idempotency key of an account. */
+export interface RevokedKey {
+  account: string;
+  key: string;
+}
+
+/** Account every new bucket goes to when the store is given none. */
+export const DEFAULT_ACCOUNT = 'default';
+
+/** One map key for an account-scoped idempotency key; JSON keeps any two pairs apart. */
+function scoped(account: string, key: string): string {
+  return JSON.stringify([account, key]);
 }
 
 /** A create held by the `lateCommitOnCreate` fault, committed or discarded at `dueAt`. */
 interface LateCommit {
+  account: string;
   req: CreateBucketRequest;
   idempotencyKey: string | undefined;
   dueAt: number;
@@ -83,6 +118,11 @@ export interface StoreOptions {
   now: () => number;
   /** Called after every mutation, e.g. to schedule a save. */
   onChange?: () => void;
+  /**
+   * Account of new buckets made without one, and of buckets and keys loaded from a file
+   * written before accounts existed. @default {@link DEFAULT_ACCOUNT}
+   */
+  defaultAccount?: string;
 }
 
 function fingerprint(req: CreateBucketRequest): string {
@@ -106,28 +146,38 @@ function sameTags(a: Record<string, string>, b: Record<string, string>): boolean
 /** Buckets and idempotency keys in memory, with the rules of the bucket API. */
 export class BucketStore implements StoreView {
   private readonly buckets = new Map<string, BucketRecord>();
+  /** By {@link scoped} account and key. */
   private readonly keys = new Map<string, IdempotencyRecord>();
+  /** By {@link scoped} account and key. */
   private readonly revoked = new Set<string>();
+  /** Each account's bucket ids, so a tenant's list does not walk every tenant's buckets. */
+  private readonly byAccount = new Map<string, Set<string>>();
+  /** Each account's ids in order, rebuilt lazily after that account's creates and deletes. */
+  private readonly sortedByAccount = new Map<string, string[]>();
   /** Ordered by `dueAt` (ties in arrival order). */
   private pending: LateCommit[] = [];
   private readonly lateCounts = { committed: 0, revoked: 0, keyUsed: 0 };
   /** Ids in order, rebuilt lazily after creates and deletes. */
   private sortedIds: string[] | undefined;
 
-  /** @param options delays, clock and change hook. */
-  constructor(private readonly options: StoreOptions) {}
+  private readonly defaultAccount: string;
+
+  /** @param options delays, clock, change hook and default account. */
+  constructor(private readonly options: StoreOptions) {
+    this.defaultAccount = options.defaultAccount ?? DEFAULT_ACCOUNT;
+  }
 
   /**
    * Creates a bucket, or replays the one an idempotency key already created.
    * Runs synchronously from lookup to insert, so concurrent requests with one key cannot
    * both create.
    */
-  create(req: CreateBucketRequest, idempotencyKey?: string): CreateResult {
+  create(req: CreateBucketRequest, idempotencyKey?: string, account: string = this.defaultAccount): CreateResult {
     this.settlePending();
     const print = fingerprint(req);
     if (idempotencyKey !== undefined) {
-      if (this.revoked.has(idempotencyKey)) throw keyRevoked();
-      const seen = this.keys.get(idempotencyKey);
+      if (this.revoked.has(scoped(account, idempotencyKey))) throw keyRevoked();
+      const seen = this.keys.get(scoped(account, idempotencyKey));
       if (seen !== undefined) {
         if (seen.fingerprint !== print) {
           throw new HttpError(409, ErrorCode.IdempotencyKeyReused, 'Idempotency-Key was already used with a different request body');
@@ -139,7 +189,7 @@ export class BucketStore implements StoreView {
         return { outcome: 'replayed', bucket: this.view(existing) };
       }
     }
-    return { outcome: 'created', bucket: this.view(this.insert(req, idempotencyKey, this.options.now())) };
+    return { outcome: 'created', bucket: this.view(this.insert(account, req, idempotencyKey, this.options.now())) };
   }
 
   /**
@@ -147,9 +197,11 @@ export class BucketStore implements StoreView {
    * consumed nor revoked), i.e. when the `lateCommitOnCreate` fault may hold it. Replays and
    * refusals are answered at once, as they would be without the fault.
    */
-  wouldCreate(idempotencyKey: string | undefined): boolean {
+  wouldCreate(idempotencyKey: string | undefined, account: string = this.defaultAccount): boolean {
     this.settlePending();
-    return idempotencyKey === undefined || (!this.keys.has(idempotencyKey) && !this.revoked.has(idempotencyKey));
+    if (idempotencyKey === undefined) return true;
+    const id = scoped(account, idempotencyKey);
+    return !this.keys.has(id) && !this.revoked.has(id);
   }
 
   /**
@@ -157,9 +209,9 @@ export class BucketStore implements StoreView {
    * the key finds nothing and another create with the key makes its own bucket. When due, it
    * commits only if the key is still unused and not revoked, so a key makes one bucket at most.
    */
-  commitLater(req: CreateBucketRequest, idempotencyKey: string | undefined, delayMs: number): void {
+  commitLater(req: CreateBucketRequest, idempotencyKey: string | undefined, delayMs: number, account: string = this.defaultAccount): void {
     this.settlePending();
-    const late: LateCommit = { req, idempotencyKey, dueAt: this.options.now() + delayMs };
+    const late: LateCommit = { account, req, idempotencyKey, dueAt: this.options.now() + delayMs };
     // Stable insertion keeps arrival order among commits due at the same time.
     const at = this.pending.findIndex((p) => p.dueAt > late.dueAt);
     if (at === -1) this.pending.push(late);
@@ -171,14 +223,15 @@ export class BucketStore implements StoreView {
    * IdempotencyKeyRevoked) nor a late commit still pending. Idempotent. Returns the live bucket
    * the key made, which is kept: whoever revokes decides whether it is theirs to delete.
    */
-  revokeIdempotencyKey(key: string): Bucket | undefined {
+  revokeIdempotencyKey(key: string, account: string = this.defaultAccount): Bucket | undefined {
     // A commit due before this call happened before it, so the answer must include it.
     this.settlePending();
-    if (!this.revoked.has(key)) {
-      this.revoked.add(key);
+    const id = scoped(account, key);
+    if (!this.revoked.has(id)) {
+      this.revoked.add(id);
       this.changed();
     }
-    const seen = this.keys.get(key);
+    const seen = this.keys.get(id);
     const record = seen === undefined ? undefined : this.buckets.get(seen.bucketId);
     return record === undefined ? undefined : this.view(record);
   }
@@ -196,10 +249,10 @@ export class BucketStore implements StoreView {
     };
   }
 
-  /** The bucket, or undefined when absent. */
-  get(id: string): Bucket | undefined {
+  /** The bucket, or undefined when absent (or, given an account, another account's). */
+  get(id: string, account?: string): Bucket | undefined {
     this.settlePending();
-    const record = this.buckets.get(id);
+    const record = this.record(id, account);
     return record === undefined ? undefined : this.view(record);
   }
 
@@ -215,15 +268,18 @@ export class BucketStore implements StoreView {
     return this.ids().map((id) => this.view(this.mustRecord(id)));
   }
 
-  /** One page of buckets matching the query, ordered by id. */
-  query(q: ListBucketsQuery): BucketList {
+  /**
+   * One page of buckets matching the query, ordered by id: the account's buckets, or every
+   * account's when none is given (an idempotency key is then looked up in the default account).
+   */
+  query(q: ListBucketsQuery, account?: string): BucketList {
     this.settlePending();
     let candidates: string[];
     if (q.idempotencyKey !== undefined) {
-      const seen = this.keys.get(q.idempotencyKey);
+      const seen = this.keys.get(scoped(account ?? this.defaultAccount, q.idempotencyKey));
       candidates = seen !== undefined && this.buckets.has(seen.bucketId) ? [seen.bucketId] : [];
     } else {
-      candidates = this.ids();
+      candidates = account === undefined ? this.ids() : this.accountIds(account);
     }
     const items: Bucket[] = [];
     let more = false;
@@ -242,9 +298,9 @@ export class BucketStore implements StoreView {
   }
 
   /** Applies a client update: size may only grow, and not while Provisioning. */
-  update(id: string, req: UpdateBucketRequest): Bucket {
+  update(id: string, req: UpdateBucketRequest, account?: string): Bucket {
     this.settlePending();
-    const record = this.buckets.get(id);
+    const record = this.record(id, account);
     if (record === undefined) throw bucketNotFound(id);
     this.settle(record);
     if (record.phase === 'Provisioning') {
@@ -276,10 +332,14 @@ export class BucketStore implements StoreView {
     return this.view(record);
   }
 
-  /** Removes a bucket; its idempotency key stays consumed. */
-  delete(id: string): void {
+  /** Removes a bucket (given an account, only one of its own); its idempotency key stays consumed. */
+  delete(id: string, account?: string): void {
     this.settlePending();
-    if (!this.buckets.delete(id)) throw bucketNotFound(id);
+    const record = this.record(id, account);
+    if (record === undefined) throw bucketNotFound(id);
+    this.buckets.delete(id);
+    this.byAccount.get(record.account)?.delete(id);
+    this.sortedByAccount.delete(record.account);
     this.sortedIds = undefined;
     this.changed();
   }
@@ -319,7 +379,10 @@ export class BucketStore implements StoreView {
       version: 1,
       buckets: [...this.buckets.values()].map((r) => ({ ...r, tags: { ...r.tags } })),
       idempotencyKeys: [...this.keys.values()].map((k) => ({ ...k })),
-      revokedKeys: [...this.revoked].sort(),
+      revoked: [...this.revoked].sort().map((id) => {
+        const [account, key] = JSON.parse(id) as [string, string];
+        return { account, key };
+      }),
     };
   }
 
@@ -328,17 +391,30 @@ export class BucketStore implements StoreView {
     this.buckets.clear();
     this.keys.clear();
     this.revoked.clear();
+    this.byAccount.clear();
+    this.sortedByAccount.clear();
     this.pending = [];
-    for (const r of snapshot.buckets) this.buckets.set(r.id, { ...r, tags: sortedTags(r.tags) });
-    for (const k of snapshot.idempotencyKeys) this.keys.set(k.key, { ...k });
-    for (const k of snapshot.revokedKeys ?? []) this.revoked.add(k);
+    // What a file written before accounts holds belongs to the default account.
+    const fallback = this.defaultAccount;
+    for (const r of snapshot.buckets) {
+      const account = r.account ?? fallback;
+      this.buckets.set(r.id, { ...r, account, tags: sortedTags(r.tags) });
+      this.accountSet(account).add(r.id);
+    }
+    for (const k of snapshot.idempotencyKeys) {
+      const account = k.account ?? fallback;
+      this.keys.set(scoped(account, k.key), { ...k, account });
+    }
+    for (const k of snapshot.revokedKeys ?? []) this.revoked.add(scoped(fallback, k));
+    for (const k of snapshot.revoked ?? []) this.revoked.add(scoped(k.account, k.key));
     this.sortedIds = undefined;
   }
 
   /** Stores a new bucket made at `at` and consumes its key; `notify` false skips onChange. */
-  private insert(req: CreateBucketRequest, idempotencyKey: string | undefined, at: number, notify = true): BucketRecord {
+  private insert(account: string, req: CreateBucketRequest, idempotencyKey: string | undefined, at: number, notify = true): BucketRecord {
     const record: BucketRecord = {
       id: this.newId(),
+      account,
       region: req.region,
       sizeGB: req.sizeGB,
       encrypted: req.encrypted,
@@ -350,9 +426,11 @@ export class BucketStore implements StoreView {
     };
     if (idempotencyKey !== undefined) {
       record.idempotencyKey = idempotencyKey;
-      this.keys.set(idempotencyKey, { key: idempotencyKey, bucketId: record.id, fingerprint: fingerprint(req) });
+      this.keys.set(scoped(account, idempotencyKey), { account, key: idempotencyKey, bucketId: record.id, fingerprint: fingerprint(req) });
     }
     this.buckets.set(record.id, record);
+    this.accountSet(account).add(record.id);
+    this.sortedByAccount.delete(account);
     this.sortedIds = undefined;
     if (notify) this.changed();
     return record;
@@ -369,12 +447,13 @@ export class BucketStore implements StoreView {
     while (this.pending.length > 0 && (this.pending[0]?.dueAt ?? Infinity) <= now) {
       const late = this.pending.shift() as LateCommit;
       const key = late.idempotencyKey;
-      if (key !== undefined && this.revoked.has(key)) {
+      const id = key === undefined ? undefined : scoped(late.account, key);
+      if (id !== undefined && this.revoked.has(id)) {
         this.lateCounts.revoked += 1;
-      } else if (key !== undefined && this.keys.has(key)) {
+      } else if (id !== undefined && this.keys.has(id)) {
         this.lateCounts.keyUsed += 1;
       } else {
-        this.insert(late.req, key, late.dueAt, notify);
+        this.insert(late.account, late.req, key, late.dueAt, notify);
         this.lateCounts.committed += 1;
       }
     }
@@ -383,6 +462,30 @@ export class BucketStore implements StoreView {
   private ids(): string[] {
     this.sortedIds ??= [...this.buckets.keys()].sort();
     return this.sortedIds;
+  }
+
+  private accountIds(account: string): string[] {
+    let ids = this.sortedByAccount.get(account);
+    if (ids === undefined) {
+      ids = [...(this.byAccount.get(account) ?? [])].sort();
+      this.sortedByAccount.set(account, ids);
+    }
+    return ids;
+  }
+
+  private accountSet(account: string): Set<string> {
+    let ids = this.byAccount.get(account);
+    if (ids === undefined) {
+      ids = new Set();
+      this.byAccount.set(account, ids);
+    }
+    return ids;
+  }
+
+  /** The record, unless absent or (given an account) another account's: both look the same. */
+  private record(id: string, account: string | undefined): BucketRecord | undefined {
+    const record = this.buckets.get(id);
+    return record === undefined || (account !== undefined && record.account !== account) ? undefined : record;
   }
 
   private mustRecord(id: string): BucketRecord {
@@ -407,6 +510,7 @@ export class BucketStore implements StoreView {
     this.settle(record);
     return {
       id: record.id,
+      account: record.account,
       region: record.region,
       sizeGB: record.sizeGB,
       encrypted: record.encrypted,

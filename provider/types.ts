@@ -13,6 +13,11 @@ export const BUCKET_PHASES: readonly BucketPhase[] = ['Provisioning', 'Active', 
 /** A bucket exactly as the HTTP API returns it (times are ISO-8601 strings). */
 export interface Bucket {
   id: string;
+  /**
+   * The account the bucket belongs to: the `ACCOUNT` of an `ACCOUNT:KEY` entry, else `acct-`
+   * and the first 12 hex digits of the key's SHA-256. Never the key.
+   */
+  account: string;
   region: string;
   sizeGB: number;
   encrypted: boolean;
@@ -80,6 +85,8 @@ export const ErrorCode = {
   IdempotencyKeyReused: 'IdempotencyKeyReused',
   BucketDeleted: 'BucketDeleted',
   IdempotencyKeyRevoked: 'IdempotencyKeyRevoked',
+  /** `POST /admin/api-keys` with a key that already belongs to another account. */
+  Conflict: 'Conflict',
   NotReady: 'NotReady',
   Throttled: 'Throttled',
   ServiceUnavailable: 'ServiceUnavailable',
@@ -161,6 +168,23 @@ export interface FaultConfig {
   failNext: { status: FaultStatus; count: number } | null;
   /** Seed of the generator behind every rate; the same seed gives the same sequence. */
   seed: number;
+  /**
+   * List faults apply to `GET /buckets` without `idempotencyKey` (the drift scan's list),
+   * after the faults above, for the account `listFaultAccount` or, when null, every account,
+   * in this order: `listErrorStatus`, `listEmptyObject`, `listNotJson`, `listRepeatContinue`;
+   * `listSlowBodyMs` drips whichever 200 body is answered.
+   */
+  listErrorStatus: FaultStatus | null;
+  /** Answer `200 {}`: JSON, but no `items`. */
+  listEmptyObject: boolean;
+  /** Answer 200 with a body that is not JSON. */
+  listNotJson: boolean;
+  /** Every page carries the same non-empty `continue` token, which leads back to the first page. */
+  listRepeatContinue: boolean;
+  /** Send the body in small pieces spread over this many milliseconds; 0 sends it at once. */
+  listSlowBodyMs: number;
+  /** The only account the list faults apply to; null means every account. */
+  listFaultAccount: string | null;
 }
 
 /** Any subset of a {@link FaultConfig}; missing fields take their defaults. */
@@ -179,9 +203,9 @@ export interface FaultSwitch {
   clear(): void;
 }
 
-/** Read and drift-injection access to the provider's buckets from the same process. */
+/** Read and drift-injection access to the provider's buckets (every account's) from the same process. */
 export interface StoreView {
-  /** Every bucket, ordered by id. */
+  /** Every bucket of every account, ordered by id. */
   list(): Bucket[];
   get(id: string): Bucket | undefined;
   count(): number;
@@ -189,8 +213,11 @@ export interface StoreView {
   adminPatch(id: string, patch: AdminBucketPatch): Bucket | undefined;
   /** Same effect as `DELETE /admin/buckets/{id}`; false when absent. */
   adminDelete(id: string): boolean;
-  /** Same effect as `POST /idempotency-keys/{key}/revoke`: the live bucket the key made, if any. */
-  revokeIdempotencyKey(key: string): Bucket | undefined;
+  /**
+   * Same effect as `POST /idempotency-keys/{key}/revoke` made for `account` (default: the
+   * first key's account): the live bucket the key made, if any.
+   */
+  revokeIdempotencyKey(key: string, account?: string): Bucket | undefined;
   /** Same answer as `GET /admin/late-commits`. */
   lateCommits(): LateCommitReport;
 }
@@ -208,7 +235,11 @@ export interface ProviderOptions {
   port?: number;
   /** @default '127.0.0.1' */
   host?: string;
-  /** Accepted bearer keys for `/buckets`; at least one is required. */
+  /**
+   * Accepted bearer keys for `/buckets`; at least one is required. Each is an account of its
+   * own, unless written `ACCOUNT:KEY`: keys sharing an ACCOUNT share its buckets. The first
+   * key's account is the default one (see `StoreView.revokeIdempotencyKey`, old data files).
+   */
   apiKeys: readonly string[];
   /** Enables `/admin/*` when set; those routes answer 404 otherwise. */
   adminToken?: string;
@@ -241,6 +272,11 @@ export interface ProviderHandle {
   port: number;
   faults: FaultSwitch;
   store: StoreView;
+  /**
+   * Same effect as `POST /admin/api-keys`: accepts `key` from now on, for `account` (default:
+   * an account of its own). Returns the account. Throws when the key belongs to another account.
+   */
+  addApiKey(key: string, account?: string): string;
   stats(): ProviderStats;
   /** Zeroes the request counters. */
   resetStats(): void;

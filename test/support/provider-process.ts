@@ -4,7 +4,7 @@
  */
 import { spawn, type ChildProcess } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
-import { createWriteStream, mkdtempSync, rmSync } from 'node:fs';
+import { createWriteStream, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import type { FaultSettings, ProviderStats } from '../../provider';
@@ -20,6 +20,12 @@ export interface ProviderProcessOptions {
   readonly activationDelayMs?: number;
   readonly dataFile?: string;
   readonly extraArgs?: readonly string[];
+  /**
+   * Extra API keys at start, each an account of its own unless written `ACCOUNT:KEY`. Passed
+   * in a temp `--api-keys-file`, so a thousand keys neither bloat the environment nor show in
+   * the process list. `apiKey` stays the first key (the default account).
+   */
+  readonly apiKeys?: readonly string[];
 }
 
 /** A running provider process. */
@@ -29,8 +35,10 @@ export interface ProviderProcess {
   readonly adminToken: string;
   /** Path of the process's combined stdout/stderr. */
   readonly logFile: string;
-  /** Every bucket, optionally only those tagged with this Kubernetes namespace. */
+  /** Every account's buckets, optionally only those tagged with this Kubernetes namespace. */
   buckets(namespace?: string): Promise<ProviderBucket[]>;
+  /** Accepts `key` from now on, for `account` (default: an account of its own); resolves with the account. */
+  addApiKey(key: string, account?: string): Promise<string>;
   setFaults(faults: FaultSettings): Promise<void>;
   stats(): Promise<ProviderStats>;
   /** Changes a bucket behind the operator's back. */
@@ -51,6 +59,13 @@ export function countRequests(stats: ProviderStats, pattern: RegExp): number {
     .reduce((n, [, v]) => n + v, 0);
 }
 
+/** Writes the keys file of {@link ProviderProcessOptions.apiKeys}; readable only by its owner. */
+function keysFile(dir: string, keys: readonly string[]): string {
+  const path = join(dir, 'api-keys');
+  writeFileSync(path, `${keys.join('\n')}\n`, { mode: 0o600 });
+  return path;
+}
+
 /** Starts `provider/main.ts` on a free port and waits for /healthz. */
 export async function startProviderProcess(opts: ProviderProcessOptions = {}): Promise<ProviderProcess> {
   const port = await freePort();
@@ -69,6 +84,7 @@ export async function startProviderProcess(opts: ProviderProcessOptions = {}): P
     '--log-level',
     'warn',
     ...(opts.dataFile ? ['--data-file', opts.dataFile] : []),
+    ...(opts.apiKeys !== undefined && opts.apiKeys.length > 0 ? ['--api-keys-file', keysFile(dir, opts.apiKeys)] : []),
     ...(opts.extraArgs ?? []),
   ];
   const child: ChildProcess = spawn(process.execPath, args, {
@@ -111,7 +127,8 @@ export async function startProviderProcess(opts: ProviderProcessOptions = {}): P
       let cont: string | undefined;
       const tag = namespace ? `&tag=${encodeURIComponent(`kubernetes-namespace=${namespace}`)}` : '';
       do {
-        const page = (await call('GET', `/buckets?limit=1000${tag}${cont ? `&continue=${encodeURIComponent(cont)}` : ''}`, apiKey)) as {
+        // The admin view: every account's buckets, and never subject to list faults.
+        const page = (await call('GET', `/admin/buckets?limit=1000${tag}${cont ? `&continue=${encodeURIComponent(cont)}` : ''}`, adminToken)) as {
           items: ProviderBucket[];
           continue?: string;
         };
@@ -119,6 +136,10 @@ export async function startProviderProcess(opts: ProviderProcessOptions = {}): P
         cont = page.continue;
       } while (cont);
       return out;
+    },
+    async addApiKey(key, account) {
+      const res = (await call('POST', '/admin/api-keys', adminToken, account === undefined ? { key } : { key, account })) as { account: string };
+      return res.account;
     },
     async setFaults(faults) {
       await call('PUT', '/admin/faults', adminToken, faults);

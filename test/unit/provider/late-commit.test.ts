@@ -182,7 +182,7 @@ describe('provider/store late commits and revoked keys', () => {
     store.revokeIdempotencyKey('fenced');
     store.commitLater(req(), 'pending', 5000);
     const snap = JSON.parse(JSON.stringify(store.snapshot())) as ReturnType<BucketStore['snapshot']>;
-    expect(snap.revokedKeys).to.deep.equal(['fenced']);
+    expect(snap.revoked).to.deep.equal([{ account: 'default', key: 'fenced' }]);
     const other = new BucketStore({ activationDelayMs: 1, resizeDelayMs: 1, now: () => clock.t });
     other.restore(snap);
     clock.t += 5000;
