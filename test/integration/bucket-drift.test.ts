@@ -137,6 +137,42 @@ describe('bulk drift detection (one provider list per scan instead of a GET per 
     expect(Object.keys(d), JSON.stringify(d)).to.deep.equal([LIST]);
   });
 
+  it("a tenant whose provider answers its list with 200 {} fails alone: its config says so, another tenant's drift is still corrected", async () => {
+    const broken = await tenantWithBuckets(1);
+    const fine = await tenantWithBuckets(1);
+    await broken.provider.setFaults({ listEmptyObject: true });
+    const config = await eventually(
+      async () => {
+        const c = await getJson<BucketJson>(stack.cp, 'bucketproviderconfig', 'provider', broken.ns);
+        return c && condition(c, 'DriftScanned')?.status === 'False' ? c : undefined;
+      },
+      { description: "the broken tenant's config to report the failed scan", timeoutMs: 30_000, intervalMs: 250 },
+    );
+    expect(condition(config, 'DriftScanned')).to.include({ reason: 'DriftScanFailed' });
+    expect(condition(config, 'DriftScanned')?.message).to.match(
+      /^UnusableAnswer: drift scan: provider list is unusable: the answer has no items array$/,
+    );
+    const events = await kubectlOk(stack.cp, ['get', 'events', '-n', broken.ns, '--field-selector', 'reason=DriftScanFailed', '-o', 'name']);
+    expect(events.trim().split('\n').filter(Boolean)).to.have.length(1);
+    // The other tenant's scans go on: a resize at its provider is corrected.
+    const d0 = (await getJson<BucketJson>(stack.cp, 'sbucket', 'd0', fine.ns))!;
+    await fine.provider.tamper(d0.status!.id!, { sizeGB: 3 });
+    await eventually(async () => (await fine.provider.buckets(fine.ns)).find((x) => x.id === d0.status!.id)?.sizeGB === 10, {
+      description: "the fine tenant's drift to be corrected",
+      timeoutMs: 30_000,
+      intervalMs: 200,
+    });
+    // And the broken one recovers once its provider answers again.
+    await broken.provider.setFaults({});
+    await eventually(
+      async () => {
+        const c = await getJson<BucketJson>(stack.cp, 'bucketproviderconfig', 'provider', broken.ns);
+        return c !== undefined && condition(c, 'DriftScanned')?.status === 'True';
+      },
+      { description: 'the broken tenant to scan again', timeoutMs: 30_000, intervalMs: 250 },
+    );
+  });
+
   it('deletes N buckets with N provider DELETEs and no GET', async () => {
     const t = await tenantWithBuckets();
     const before = await t.provider.stats();
