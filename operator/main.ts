@@ -14,6 +14,8 @@ const USAGE = `Usage: bucketoperator [flags]
   --kube-api-qps N                  client-side API requests per second, watches and the Lease
                                     excepted; 0 or less disables (default 500)
   --kube-api-burst N                client-side API request burst (default 1000)
+  --kube-api-http2[=true|false]     speak HTTP/2 to the API server when it offers h2 (default false:
+                                    HTTP/1.1, watches on sockets of their own)
   --watch-namespace NS              watch one namespace (default: all; env WATCH_NAMESPACE)
   --leader-elect[=true|false]       Lease leader election (default false)
   --leader-election-namespace NS    namespace of the Lease (default: $POD_NAMESPACE or bucketoperator-system)
@@ -31,7 +33,7 @@ const USAGE = `Usage: bucketoperator [flags]
   --log-format json|pretty          (default json)`;
 
 /** Flags that take true/false and mean true when given alone. */
-const BOOLEAN_FLAGS = ['--leader-elect', '--allow-link-local-endpoints'];
+const BOOLEAN_FLAGS = ['--leader-elect', '--allow-link-local-endpoints', '--kube-api-http2'];
 
 const LEVELS = ['trace', 'debug', 'info', 'warn', 'error', 'fatal', 'silent'] as const;
 
@@ -100,6 +102,7 @@ function main(): void {
       'drift-interval': { type: 'string' },
       'kube-api-qps': { type: 'string' },
       'kube-api-burst': { type: 'string' },
+      'kube-api-http2': { type: 'string' },
       'provider-qps': { type: 'string' },
       'provider-burst': { type: 'string' },
       'allow-link-local-endpoints': { type: 'string' },
@@ -136,6 +139,7 @@ function main(): void {
     driftIntervalMs: duration('drift-interval', values['drift-interval'], 60_000),
     kubeApiQps: number('kube-api-qps', values['kube-api-qps'], 500),
     kubeApiBurst: positiveInt('kube-api-burst', values['kube-api-burst'], 1000),
+    kubeApiHttp2: bool('kube-api-http2', values['kube-api-http2']),
     providerQps: positiveInt('provider-qps', values['provider-qps'], 20),
     providerBurst: positiveInt('provider-burst', values['provider-burst'], 40),
     allowLinkLocalEndpoints: bool('allow-link-local-endpoints', values['allow-link-local-endpoints']),
