@@ -6,6 +6,7 @@
  * A Ready bucket is not polled for drift here: the drift scanner lists the provider in bulk
  * and names the buckets that need an observation (see drift-scanner.ts).
  */
+import { ReleasedObjects } from './released';
 import { randomUUID } from 'node:crypto';
 import type { V1Service } from '@kubernetes/client-node';
 import type { StorageBucket } from '../api/v1';
@@ -39,6 +40,8 @@ import type { EventSink, ObjectWriter, WriteFailures } from './writer';
 
 /** Dependencies of {@link BucketReconciler}. */
 export interface BucketReconcilerDeps {
+  /** Buckets whose finalizer this reconciler removed; shared across reconcilers in tests. @default a fresh one */
+  readonly released?: ReleasedObjects;
   readonly buckets: Cache<StorageBucket>;
   /** Resolves the bucket's provider connection; throws {@link ConnectError} when it cannot. */
   readonly connect: (bucket: StorageBucket, signal: AbortSignal) => Promise<Connection>;
@@ -93,6 +96,7 @@ export class BucketReconciler implements Reconciler {
   private readonly now: () => Date;
   private readonly newKey: () => string;
   private readonly jitter: (ms: number) => number;
+  private readonly released: ReleasedObjects;
 
   private readonly owned: OwnedObjects;
 
@@ -103,11 +107,14 @@ export class BucketReconciler implements Reconciler {
     this.now = d.now ?? (() => new Date());
     this.newKey = d.newKey ?? randomUUID;
     this.jitter = d.jitter ?? ((ms) => Math.round(ms * (0.9 + Math.random() * 0.2)));
+    this.released = d.released ?? new ReleasedObjects();
   }
 
   async reconcile(req: Request, ctx: ReconcileContext): Promise<Action> {
     const cached = this.d.buckets.get(req);
     if (!cached) return done();
+    // Released by this process already; the cache has not seen the object go yet.
+    if (cached.metadata.deletionTimestamp && this.released.has(cached.metadata.uid)) return done();
     // The object as last written in this reconcile: decisions after a step's write, and a
     // failure's report, go against the resourceVersion that is current, not the one the
     // reconcile started from.
@@ -257,6 +264,7 @@ export class BucketReconciler implements Reconciler {
         const existed = await c.client.deleteBucket(step.id, ctx.signal);
         log.info({ msg: existed ? 'deleted provider bucket' : 'provider bucket already gone' });
         await this.d.writer.removeFinalizer(STORAGE_BUCKET, bucket, BUCKET_FINALIZER);
+        this.released.add(bucket.metadata.uid);
         return done();
       }
 
@@ -264,6 +272,7 @@ export class BucketReconciler implements Reconciler {
         // No Event: it would be written about an object that is about to vanish.
         if (step.why === 'notOurs') log.warn({ msg: 'released finalizer without deleting the provider bucket: another StorageBucket owns it' });
         await this.d.writer.removeFinalizer(STORAGE_BUCKET, bucket, BUCKET_FINALIZER);
+        this.released.add(bucket.metadata.uid);
         log.info({ msg: 'released finalizer', why: step.why });
         return done();
 

@@ -4,6 +4,7 @@
  * provider with idempotency keys and revocation, and an event list. Tests assert on the state
  * these hold after a reconcile, never on the calls made.
  */
+import { ReleasedObjects } from '../../operator/bucket/released';
 import pino from 'pino';
 import type { StorageBucket } from '../../operator/api/v1';
 import { BUCKET_FINALIZER } from '../../operator/api/v1';
@@ -266,6 +267,8 @@ export class BucketWorld {
   /** When set, the reconciler reads this bucket instead of the stored one (a lagging cache). */
   staleBucket?: StorageBucket;
   private keys = 0;
+  /** Kept across reconciles, as the one reconciler of a running operator keeps it. */
+  private readonly released = new ReleasedObjects();
 
   /** Stores `bucket` (as the API server would, with a fresh resourceVersion). */
   apply(bucket: StorageBucket): StorageBucket {
@@ -312,6 +315,7 @@ export class BucketWorld {
       now: () => new Date('2026-06-01T00:00:00Z'),
       newKey: () => `key-${++this.keys}`,
       jitter: (ms) => ms,
+      released: this.released,
       ...overrides,
     });
     const ctx: ReconcileContext = { logger: pino({ level: 'silent' }), reconcileID: 'r1', signal: new AbortController().signal, priority: 0 };

@@ -292,6 +292,19 @@ describe('BucketReconciler (orchestrator, with plain fakes)', () => {
       expect(world.provider.buckets.size).to.equal(0);
     });
 
+    it('found in review: a reconcile from a cache that still shows a released object calls the provider no more', async () => {
+      world.apply(bucket().build());
+      await world.settle();
+      world.delete();
+      const lagging = world.bucket();
+      expect(await world.reconcile()).to.deep.equal({ type: 'done' });
+      const calls = world.provider.calls;
+      // The key was re-added while it was processed; the cache has not seen the object go.
+      world.staleBucket = lagging;
+      expect(await world.reconcile()).to.deep.equal({ type: 'done' });
+      expect(world.provider.calls, 'provider calls after the release').to.equal(calls);
+    });
+
     it('deleting with only a key (the create answer was lost): the key is revoked before the finalizer goes', async () => {
       world.apply(bucket().prepared('k1').build());
       world.delete();
