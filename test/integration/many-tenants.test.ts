@@ -44,6 +44,25 @@ async function inFlight(n: number, concurrency: number, task: (i: number) => Pro
 
 describe('many tenants on one operator', function () {
   this.timeout(600_000);
+  // Registered before useStack's own hooks, so the tenants are deprovisioned while the
+  // operator still runs, and its stop comes after (mocha runs after-hooks in order).
+  after(async function () {
+    this.timeout(120_000);
+    leaseReport ??= await lease?.stop();
+    await stack.cp.kubectl(['delete', 'namespace', ...keys.map((_, i) => nsOf(i)), '--wait=false', '--ignore-not-found']);
+    // Deprovisioned while the provider still runs, so no later file's operator inherits them.
+    await eventually(
+      async () => {
+        const { items } = await admin.list<StorageBucket>(STORAGE_BUCKET, { limit: 500 });
+        return items.every((b) => !b.metadata.namespace?.startsWith(`mt-${run}-`));
+      },
+      { description: 'the tenants’ buckets to be deprovisioned', timeoutMs: 90_000, intervalMs: 1000 },
+    ).catch((err: unknown) => console.log(`cleanup: ${err instanceof Error ? err.message : String(err)}`));
+    await provider?.stop();
+    admin?.close();
+    rmSync(dir, { recursive: true, force: true });
+  });
+
   const stack = useStack(sharedControlPlane, { name: 'tenants' });
   const run = randomBytes(3).toString('hex');
   const nsOf = (i: number): string => `mt-${run}-${String(i).padStart(3, '0')}`;
@@ -63,23 +82,6 @@ describe('many tenants on one operator', function () {
     // One provider account per tenant: each API key is an account of its own.
     provider = await startProviderProcess({ activationDelayMs: 500, extraArgs: ['--api-keys-file', keysFile] });
     lease = new LeaseMonitor(admin, LEASE.namespace, LEASE.name).start();
-  });
-
-  after(async function () {
-    this.timeout(120_000);
-    leaseReport ??= await lease?.stop();
-    await stack.cp.kubectl(['delete', 'namespace', ...keys.map((_, i) => nsOf(i)), '--wait=false', '--ignore-not-found']);
-    // Deprovisioned while the provider still runs, so no later file's operator inherits them.
-    await eventually(
-      async () => {
-        const { items } = await admin.list<StorageBucket>(STORAGE_BUCKET, { limit: 500 });
-        return items.every((b) => !b.metadata.namespace?.startsWith(`mt-${run}-`));
-      },
-      { description: 'the tenants’ buckets to be deprovisioned', timeoutMs: 90_000, intervalMs: 1000 },
-    ).catch((err: unknown) => console.log(`cleanup: ${err instanceof Error ? err.message : String(err)}`));
-    await provider?.stop();
-    admin?.close();
-    rmSync(dir, { recursive: true, force: true });
   });
 
   it('sets up 100 tenants at once: every bucket Ready, the Lease renewed throughout, a rotation touching one tenant only', async () => {
