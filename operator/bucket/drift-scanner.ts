@@ -6,11 +6,11 @@
  * left alone, trusting its status.
  */
 import type { Logger } from 'pino';
-import { Counter, type Registry } from 'prom-client';
+import type { Counter, Registry } from 'prom-client';
 import { BucketMetric } from '../api/metric-names';
 import type { BucketProviderConfig, StorageBucket } from '../api/v1';
 import { isProviderError, LIST_PAGE_LIMIT, NOT_JSON, UNUSABLE_LIST } from '../provider-client';
-import { KeyChannel, keyOf, realClock, sleep, type Cache, type Clock, type Manager, type Runnable } from '../runtime';
+import { KeyChannel, keyOf, realClock, registeredCounter, sleep, type Cache, type Clock, type Manager, type Runnable } from '../runtime';
 import { connect, ConnectError, type ConnectDeps, type Connection } from './connect';
 import { compare, DriftReports, type DriftFinding } from './drift';
 import { ScanStates, type ScanFailureReason, type ScanState } from './drift-scan-state';
@@ -219,16 +219,8 @@ export class DriftScanner implements Runnable {
 
 /** Registers (or reuses) `bucketoperator_drift_scan_failures_total{reason}` on `registry`. */
 export function driftScanFailures(registry: Registry): Counter<'reason'> {
-  const existing = registry.getSingleMetric(BucketMetric.driftScanFailures) as Counter<'reason'> | undefined;
-  return (
-    existing ??
-    new Counter({
-      name: BucketMetric.driftScanFailures,
-      help: "Provider accounts whose drift scan failed, by reason; each failure stops only that account's scan.",
-      labelNames: ['reason'],
-      registers: [registry],
-    })
-  );
+  const help = "Provider accounts whose drift scan failed, by reason; each failure stops only that account's scan.";
+  return registeredCounter(registry, BucketMetric.driftScanFailures, help, ['reason']);
 }
 
 /** Why an account's list failed, as the config's condition and the metric say it (pure). */

@@ -209,3 +209,13 @@ export class Metrics implements WorkQueueMetricsProvider {
     return this.registry.metrics();
   }
 }
+
+/**
+ * The counter `name` on `registry`: the one registered there already (several clients or
+ * reporters may share a registry), or a new one. prom-client refuses a second registration.
+ */
+export function registeredCounter<L extends string>(registry: Registry, name: string, help: string, labelNames: readonly L[]): Counter<L> {
+  const existing = registry.getSingleMetric(name);
+  if (existing) return existing as Counter<L>;
+  return new Counter({ name, help, labelNames, registers: [registry] });
+}

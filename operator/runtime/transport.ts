@@ -13,7 +13,8 @@ import type http2 from 'node:http2';
 import https from 'node:https';
 import type { Readable } from 'node:stream';
 import type tls from 'node:tls';
-import { Counter, type Registry } from 'prom-client';
+import type { Counter, Registry } from 'prom-client';
+import { registeredCounter } from './metrics';
 import { ApiError, apiErrorFrom } from './api-errors';
 import { oneLine } from './client-internal';
 import { RequestThrottle } from './client-throttle';
@@ -102,25 +103,13 @@ const METRIC_NAME = 'rest_client_requests_total';
 const CONNECTIONS_METRIC = 'rest_client_connections_total';
 
 function connectionCounter(registry: Registry): Counter<'protocol' | 'lane' | 'host'> {
-  const existing = registry.getSingleMetric(CONNECTIONS_METRIC);
-  if (existing) return existing as Counter<'protocol' | 'lane' | 'host'>;
-  return new Counter({
-    name: CONNECTIONS_METRIC,
-    help: 'Connections opened to the Kubernetes API server, by negotiated protocol (h2 or http/1.1) and lane (request, watch).',
-    labelNames: ['protocol', 'lane', 'host'],
-    registers: [registry],
-  });
+  const help = 'Connections opened to the Kubernetes API server, by negotiated protocol (h2 or http/1.1) and lane (request, watch).';
+  return registeredCounter(registry, CONNECTIONS_METRIC, help, ['protocol', 'lane', 'host']);
 }
 
 function requestCounter(registry: Registry): Counter<'verb' | 'code' | 'host'> {
-  const existing = registry.getSingleMetric(METRIC_NAME);
-  if (existing) return existing as Counter<'verb' | 'code' | 'host'>;
-  return new Counter({
-    name: METRIC_NAME,
-    help: 'Number of HTTP requests to the Kubernetes API server, partitioned by verb, status code and host.',
-    labelNames: ['verb', 'code', 'host'],
-    registers: [registry],
-  });
+  const help = 'Number of HTTP requests to the Kubernetes API server, partitioned by verb, status code and host.';
+  return registeredCounter(registry, METRIC_NAME, help, ['verb', 'code', 'host']);
 }
 
 /** Which pool a request travels in: watches never share a connection slot with requests. */

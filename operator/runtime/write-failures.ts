@@ -6,10 +6,10 @@
  * condition, and repeats drop to debug so a hot loop cannot flood the log.
  */
 import type { Logger } from 'pino';
-import { Counter } from 'prom-client';
+import type { Counter } from 'prom-client';
 import { BucketMetric } from '../api/metric-names';
 import { ApiError } from './api-errors';
-import type { Metrics } from './metrics';
+import { registeredCounter, type Metrics } from './metrics';
 import type { ResourceKind } from './types';
 
 /** Options of a `WriteFailureReporter`. */
@@ -74,14 +74,8 @@ export function failureHint(code: string, what: WriteTarget): string {
 type Labels = 'resource' | 'verb' | 'code';
 
 function failureCounter(metrics: Metrics): Counter<Labels> {
-  const existing = metrics.registry.getSingleMetric(BucketMetric.writeFailures);
-  if (existing) return existing as Counter<Labels>;
-  return new Counter({
-    name: BucketMetric.writeFailures,
-    help: 'Writes to the Kubernetes API server that failed, by resource, RBAC verb and HTTP status (or network).',
-    labelNames: ['resource', 'verb', 'code'],
-    registers: [metrics.registry],
-  });
+  const help = 'Writes to the Kubernetes API server that failed, by resource, RBAC verb and HTTP status (or network).';
+  return registeredCounter(metrics.registry, BucketMetric.writeFailures, help, ['resource', 'verb', 'code']);
 }
 
 /** Counts failed writes and warns once per (resource, verb, code); share one per process. */
