@@ -6,6 +6,7 @@
 import { hostname } from 'node:os';
 import { randomUUID } from 'node:crypto';
 import type { Logger } from 'pino';
+import { isConflict } from './api-errors';
 import type { KubeClient } from './client';
 import { realClock, sleep, type Clock } from './clock';
 import { microTime } from './events';
@@ -248,26 +249,20 @@ export class LeaderElector {
   private async release(): Promise<void> {
     const lease = this.observed;
     if (!lease || lease.spec?.holderIdentity !== this.identity) return;
-    const now = microTime(new Date());
     // The stop signal has fired already; the release gets renewDeadline, then the lease just expires.
     const bound = new AbortController();
     const timer = this.clock.setTimeout(() => bound.abort(new Error('lease release timed out')), this.cfg.renewDeadlineMs);
     try {
-      const released = await this.opts.client.update<Lease>(
-        Leases,
-        {
-          ...lease,
-          spec: {
-            holderIdentity: '',
-            leaseDurationSeconds: 1,
-            acquireTime: now,
-            renewTime: now,
-            leaseTransitions: lease.spec.leaseTransitions ?? 0,
-          },
-        },
-        { signal: bound.signal },
-      );
-      this.observe(released);
+      try {
+        this.observe(await this.releaseAt(lease, bound.signal));
+      } catch (err) {
+        // The stop may have aborted a renewal the server still committed: the lease moved on
+        // from what we observed. Read it once and release it if it is still ours.
+        if (!isConflict(err)) throw err;
+        const current = await this.opts.client.get<Lease>(Leases, this.cfg.namespace, this.cfg.name, { signal: bound.signal });
+        if (current.spec?.holderIdentity !== this.identity) return;
+        this.observe(await this.releaseAt(current, bound.signal));
+      }
       this.logger.info('Released leader lease');
     } catch (err) {
       // The lease then simply expires; a successor waits leaseDuration instead of nothing.
@@ -275,6 +270,19 @@ export class LeaderElector {
     } finally {
       this.clock.clearTimeout(timer);
     }
+  }
+
+  /** One conditional write of `lease` (its resourceVersion) as released. */
+  private releaseAt(lease: Lease, signal: AbortSignal): Promise<Lease> {
+    const now = microTime(new Date());
+    return this.opts.client.update<Lease>(
+      Leases,
+      {
+        ...lease,
+        spec: { holderIdentity: '', leaseDurationSeconds: 1, acquireTime: now, renewTime: now, leaseTransitions: lease.spec?.leaseTransitions ?? 0 },
+      },
+      { signal },
+    );
   }
 
   private observe(lease: Lease): void {

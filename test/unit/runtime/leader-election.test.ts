@@ -132,6 +132,33 @@ describe('LeaderElector (in-memory Lease)', () => {
     expect(await run).to.equal('lost');
   });
 
+  it('found in review: releases on stop even when a renewal it did not see committed moved the lease on', async () => {
+    const api = leaseStore();
+    const clock = new FakeClock();
+    const { e } = elector(api, clock, 'a');
+    const ac = new AbortController();
+    const run = e.run(ac.signal);
+    await settle();
+    // A renewal aborted by the stop that the server still committed: still ours, newer version.
+    api.lease = { ...api.lease, metadata: { ...api.lease?.metadata, resourceVersion: '999' } };
+    ac.abort();
+    expect(await run).to.equal('stopped');
+    expect(api.lease?.spec).to.include({ holderIdentity: '', leaseDurationSeconds: 1 });
+  });
+
+  it('does not take the lease back on stop when someone else holds it by then', async () => {
+    const api = leaseStore();
+    const clock = new FakeClock();
+    const { e } = elector(api, clock, 'a');
+    const ac = new AbortController();
+    const run = e.run(ac.signal);
+    await settle();
+    api.lease = { ...api.lease, metadata: { ...api.lease?.metadata, resourceVersion: '999' }, spec: { ...api.lease?.spec, holderIdentity: 'b' } };
+    ac.abort();
+    await run;
+    expect(api.lease?.spec).to.include({ holderIdentity: 'b' });
+  });
+
   it('does not release on stop when releaseOnCancel is false', async () => {
     const api = leaseStore();
     const clock = new FakeClock();
