@@ -45,6 +45,8 @@ export class OperatorRbac extends Construct {
   public readonly managerRoleName = 'bucketoperator-manager';
   /** Name of the role holding the operator-namespace rules. */
   public readonly leaderElectionRoleName = 'bucketoperator-leader-election';
+  /** Name of the ClusterRole holding the rules on named cluster-scoped objects. */
+  public readonly clusterRoleName = 'bucketoperator-cluster-identity';
 
   constructor(scope: Construct, id: string, props: OperatorRbacProps) {
     super(scope, id);
@@ -58,6 +60,7 @@ export class OperatorRbac extends Construct {
     const permissions = props.permissions ?? [...BUCKET_PERMISSIONS, ...RUNTIME_PERMISSIONS];
     const watched = toRules(permissions.filter((p) => p.scope === 'watched'));
     const own = toRules(permissions.filter((p) => p.scope === 'own'));
+    const cluster = toRules(permissions.filter((p) => p.scope === 'cluster'));
     const subjects = [{ kind: 'ServiceAccount', name: props.serviceAccountName, namespace: props.operatorNamespace }];
     const metadata = (name: string, namespace?: string) => ({ name, namespace, labels: { ...COMMON_LABELS } });
 
@@ -86,6 +89,17 @@ export class OperatorRbac extends Construct {
       new k8s.KubeRoleBinding(this, 'leader-election-binding', {
         metadata: metadata(this.leaderElectionRoleName, props.operatorNamespace),
         roleRef: { apiGroup: 'rbac.authorization.k8s.io', kind: 'Role', name: this.leaderElectionRoleName },
+        subjects,
+      });
+    }
+
+    // Named cluster-scoped objects (the kube-system namespace, for the cluster identity): a
+    // ClusterRole in either mode, narrowed by resourceNames.
+    if (cluster.length > 0) {
+      new k8s.KubeClusterRole(this, 'cluster-role', { metadata: metadata(this.clusterRoleName), rules: cluster });
+      new k8s.KubeClusterRoleBinding(this, 'cluster-binding', {
+        metadata: metadata(this.clusterRoleName),
+        roleRef: { apiGroup: 'rbac.authorization.k8s.io', kind: 'ClusterRole', name: this.clusterRoleName },
         subjects,
       });
     }
@@ -124,5 +138,10 @@ export class OperatorRbac extends Construct {
 }
 
 function toRules(permissions: readonly PermissionRule[]): k8s.PolicyRule[] {
-  return permissions.map((p) => ({ apiGroups: [...p.apiGroups], resources: [...p.resources], verbs: [...p.verbs] }));
+  return permissions.map((p) => ({
+    apiGroups: [...p.apiGroups],
+    resources: [...p.resources],
+    ...(p.resourceNames ? { resourceNames: [...p.resourceNames] } : {}),
+    verbs: [...p.verbs],
+  }));
 }

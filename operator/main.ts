@@ -25,6 +25,9 @@ const USAGE = `Usage: bucketoperator [flags]
   --max-concurrent-reconciles N     parallel reconciles of StorageBuckets (default 8)
   --poll-interval DURATION          poll while Provisioning/Resizing, e.g. 3s (default 3s)
   --drift-interval DURATION         time between bulk drift scans (one provider list per account), e.g. 60s (default 60s)
+  --cluster-id ID                   this cluster's identity in provider buckets' owner tags (default: the
+                                    uid of the kube-system namespace); a cluster that replaces one gone
+                                    for good takes its ID to manage its buckets
   --provider-qps N --provider-burst N   provider calls per account, i.e. endpoint plus API key (default 20/40)
   --allow-link-local-endpoints[=true|false]  let BucketProviderConfigs point at link-local
                                     (169.254.0.0/16, fe80::/10) and cloud metadata addresses
@@ -61,6 +64,15 @@ function number(flag: string, value: string | undefined, fallback: number): numb
   const n = Number(value);
   if (value.trim() === '' || !Number.isFinite(n)) throw new Error(`--${flag}: expected a number, got "${value}"`);
   return n;
+}
+
+/** `--cluster-id`: a tag value at the provider, so a bounded, plain string. */
+function clusterId(value: string | undefined): string | undefined {
+  if (value === undefined) return undefined;
+  if (!/^[A-Za-z0-9][-A-Za-z0-9_.]{0,62}$/.test(value)) {
+    throw new Error(`--cluster-id: expected 1-63 characters of A-Za-z0-9._- starting with a letter or digit, got "${value}"`);
+  }
+  return value;
 }
 
 function bool(flag: string, value: string | boolean | undefined): boolean {
@@ -100,6 +112,7 @@ function main(): void {
       'max-concurrent-reconciles': { type: 'string' },
       'poll-interval': { type: 'string' },
       'drift-interval': { type: 'string' },
+      'cluster-id': { type: 'string' },
       'kube-api-qps': { type: 'string' },
       'kube-api-burst': { type: 'string' },
       'kube-api-http2': { type: 'string' },
@@ -137,6 +150,7 @@ function main(): void {
     maxConcurrentReconciles: positiveInt('max-concurrent-reconciles', values['max-concurrent-reconciles'], 8),
     pollIntervalMs: duration('poll-interval', values['poll-interval'], 3000),
     driftIntervalMs: duration('drift-interval', values['drift-interval'], 60_000),
+    clusterId: clusterId(values['cluster-id']),
     kubeApiQps: number('kube-api-qps', values['kube-api-qps'], 500),
     kubeApiBurst: positiveInt('kube-api-burst', values['kube-api-burst'], 1000),
     kubeApiHttp2: bool('kube-api-http2', values['kube-api-http2']),

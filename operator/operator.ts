@@ -6,6 +6,7 @@
 import { hostname } from 'node:os';
 import type { Logger } from 'pino';
 import { Registry } from 'prom-client';
+import { readClusterId } from './bucket/cluster-identity';
 import { kubeWriter } from './bucket/kube-writer';
 import { setupBucketControllers } from './bucket/setup';
 import { ProviderClients } from './provider-client';
@@ -62,6 +63,11 @@ export interface OperatorOptions {
   readonly gracefulShutdownTimeoutMs?: number;
   /** Overrides the Lease identity (tests). */
   readonly identity?: string;
+  /**
+   * This cluster's identity in the provider buckets' owner tags. @default the uid of the
+   * kube-system namespace, read once at start
+   */
+  readonly clusterId?: string;
 }
 
 /** A running operator. */
@@ -123,17 +129,24 @@ export function startOperator(opts: OperatorOptions): RunningOperator {
     logger: opts.logger.child({ component: 'events' }),
     failures: manager.writeFailures,
   });
-  setupBucketControllers(manager, {
-    writer: kubeWriter(client, OPERATOR_NAME),
-    events,
-    clients,
-    maxConcurrentReconciles: opts.maxConcurrentReconciles,
-    pollIntervalMs: opts.pollIntervalMs,
-    driftIntervalMs: opts.driftIntervalMs,
-  });
-
   const abort = new AbortController();
-  const done = manager.start(abort.signal).finally(() => {
+  // The controllers are registered once the cluster identity is known: every replica reads the
+  // same one, before it can lead, so no bucket is ever tagged without it.
+  const run = async (): Promise<void> => {
+    const clusterId = opts.clusterId ?? (await readClusterId(client, abort.signal));
+    setupBucketControllers(manager, {
+      writer: kubeWriter(client, OPERATOR_NAME),
+      events,
+      clients,
+      clusterId,
+      maxConcurrentReconciles: opts.maxConcurrentReconciles,
+      pollIntervalMs: opts.pollIntervalMs,
+      driftIntervalMs: opts.driftIntervalMs,
+    });
+    opts.logger.info({ msg: 'cluster identity', clusterId });
+    await manager.start(abort.signal);
+  };
+  const done = run().finally(() => {
     clients.close();
     client.close();
     leaseClient.close();

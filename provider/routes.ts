@@ -8,7 +8,7 @@ import type { Route } from './router';
 import { bucketNotFound, type BucketStore } from './store';
 import { parseFaultSettings, type FaultController, type ListFault } from './faults';
 import type { RequestStats } from './stats';
-import { ErrorCode, type BucketList, type RevokeResult } from './types';
+import { ErrorCode, type AccountInfo, type BucketList, type RevokeResult } from './types';
 import { encodeContinue, invalid, parseAdminPatch, parseCreate, parseIdempotencyKey, parseListQuery, parseUpdate } from './validation';
 
 /** What the handlers need. */
@@ -93,6 +93,13 @@ export function buildRoutes(deps: RouteDeps): Route[] {
       template: '/healthz',
       guard: 'none',
       methods: { GET: () => json(200, { status: 'ok' }) },
+    },
+    {
+      // Who the caller is, as a cloud's caller-identity call answers: clients record the
+      // account a bucket was made in, and tell a vanished bucket from a changed account.
+      template: '/account',
+      guard: 'api',
+      methods: { GET: ({ account }) => json(200, { account: accountOf(account) } satisfies AccountInfo) },
     },
     {
       template: '/buckets',

@@ -30,6 +30,11 @@ export interface Bucket {
   updatedAt: string;
 }
 
+/** Answer of `GET /account`: the account the request's API key belongs to. */
+export interface AccountInfo {
+  account: string;
+}
+
 /** Body of `POST /buckets` after validation, with defaults applied. */
 export interface CreateBucketRequest {
   region: string;

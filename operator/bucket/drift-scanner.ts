@@ -21,6 +21,8 @@ import type { EventSink } from './writer';
 /** Dependencies of {@link DriftScanner}. */
 export interface DriftScannerDeps extends ConnectDeps {
   readonly buckets: Cache<StorageBucket>;
+  /** This cluster's identity: a listed bucket without it in its owner tags has drifted. */
+  readonly clusterId: string;
   /** Where findings are kept for the reconciler. */
   readonly reports: DriftReports;
   /** The StorageBucket controller's channel. */
@@ -154,7 +156,7 @@ export class DriftScanner implements Runnable {
     const maxPages = Math.max(100, 2 * Math.ceil(group.buckets.length / LIST_PAGE_LIMIT));
     try {
       const listed = await group.conn.client.listBuckets({ tags: MANAGED_FILTER }, both, { maxPages });
-      return { findings: compare(group.buckets, listed, group.conn.endpoint), state: { ok: true } };
+      return { findings: compare(group.buckets, listed, group.conn.endpoint, this.d.clusterId), state: { ok: true } };
     } catch (err) {
       signal?.throwIfAborted();
       const state = scanFailure(err, deadline.aborted, this.deadlineMs);
@@ -194,7 +196,7 @@ export class DriftScanner implements Runnable {
       const configKey = `${bucket.metadata.namespace ?? ''}/${bucket.spec.providerRef.name}`;
       if (!byConfig.has(configKey)) byConfig.set(configKey, await this.connect(bucket, signal));
       const conn = byConfig.get(configKey);
-      if (!conn || !statusTrusted(bucket, conn.endpoint)) continue;
+      if (!conn || !statusTrusted(bucket, { endpoint: conn.endpoint })) continue;
       let group = groups.get(conn.account);
       if (!group) {
         group = { conn, buckets: [], configs: new Map() };
@@ -237,6 +239,8 @@ export function scanFailure(err: unknown, deadlineExceeded: boolean, deadlineMs:
 /** Options of {@link driftScan}. */
 export interface DriftScanOptions extends ConnectDeps {
   readonly buckets: Cache<StorageBucket>;
+  /** This cluster's identity (see {@link DriftScannerDeps.clusterId}). */
+  readonly clusterId: string;
   /** Warning and recovery Events on configs. */
   readonly events?: EventSink;
   /** @default 60000 */

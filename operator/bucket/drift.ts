@@ -16,7 +16,7 @@ export type DriftReason =
   | 'notActive'
   /** Size, encryption or the operator's tags differ from the spec. */
   | 'drifted'
-  /** The provider reports another size or endpoint than the status shows. */
+  /** The provider reports another size, endpoint or account than the status shows. */
   | 'statusStale';
 
 /** One bucket the scan wants reconciled. */
@@ -32,25 +32,29 @@ export interface DriftFinding {
  * their status are skipped: they are mid-transition, failing or waiting, and their own
  * requeues already ask the provider.
  */
-export function compare(cached: readonly StorageBucket[], listed: readonly ProviderBucket[], endpoint: string): DriftFinding[] {
+export function compare(cached: readonly StorageBucket[], listed: readonly ProviderBucket[], endpoint: string, clusterId: string): DriftFinding[] {
   const byId = new Map(listed.map((b) => [b.id, b]));
   const findings: DriftFinding[] = [];
   for (const bucket of cached) {
-    if (bucket.metadata.deletionTimestamp || !statusTrusted(bucket, endpoint)) continue;
+    if (bucket.metadata.deletionTimestamp || !statusTrusted(bucket, { endpoint })) continue;
     const status = bucket.status ?? {};
     const id = status.id ?? '';
     const external = byId.get(id);
-    const reason = verdict(bucket, external);
+    const reason = verdict(bucket, external, clusterId);
     if (reason) findings.push({ key: keyOf(bucket), id, reason });
   }
   return findings;
 }
 
-function verdict(bucket: StorageBucket, external: ProviderBucket | undefined): DriftReason | undefined {
+function verdict(bucket: StorageBucket, external: ProviderBucket | undefined, clusterId: string): DriftReason | undefined {
   if (!external) return 'missing';
   if (external.phase !== 'Active') return 'notActive';
-  if (diff(bucket, external)) return 'drifted';
-  if (external.sizeGB !== bucket.status?.sizeGB || external.endpoint !== bucket.status.endpoint) return 'statusStale';
+  if (diff(bucket, external, clusterId)) return 'drifted';
+  const status = bucket.status;
+  // A status without the account (written before it was recorded) is filled in once, so a
+  // later change of account is told from a vanished bucket.
+  const accountStale = external.account !== undefined && external.account !== status?.account;
+  if (external.sizeGB !== status?.sizeGB || external.endpoint !== status.endpoint || accountStale) return 'statusStale';
   return undefined;
 }
 

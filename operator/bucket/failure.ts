@@ -23,8 +23,6 @@ export type FailurePolicy =
    * concurrent writer) or an unexpected error backs off; a terminal error stops.
    */
   | { readonly type: 'rethrow' }
-  /** A create was refused because its idempotency key's bucket was deleted: plan a new key. */
-  | { readonly type: 'keySpent' }
   /**
    * Report, then retry: after `requeueAfterMs` when the provider named a delay (or the wait
    * is deliberately long), else through the runner's exponential backoff.
@@ -43,15 +41,22 @@ const SPENT_KEY_CODES: ReadonlySet<string> = new Set(['BucketDeleted', 'Idempote
 const MIN_RETRY_AFTER_MS = 1000;
 
 /**
- * Classifies `err`, thrown while reconciling `bucket` (`during`: the step being executed, if
- * any). Transient failures keep the Ready condition and observed generation as they were, so
+ * True when `err` is a create's refusal of its idempotency key: the key's bucket was deleted,
+ * or the key was revoked, so it can never create again. Only the contract's two refusals
+ * count; any other 410 is no reason to mint keys in a loop, and is terminal below. The create
+ * path treats this as an answer (decide again with a new key), so it never reaches
+ * {@link classifyFailure}.
+ */
+export function isKeySpent(err: unknown): boolean {
+  return isProviderError(err) && err.status === 410 && SPENT_KEY_CODES.has(err.code);
+}
+
+/**
+ * Classifies `err`, thrown while reconciling `bucket`. Transient failures keep the Ready condition and observed generation as they were, so
  * a blip neither flips a Ready bucket nor tells `kubectl wait` that a new spec is done.
  */
-export function classifyFailure(err: unknown, bucket: StorageBucket, during?: string): FailurePolicy {
+export function classifyFailure(err: unknown, bucket: StorageBucket): FailurePolicy {
   if (isTerminalError(err) || isConflict(err) || !isProviderError(err)) return { type: 'rethrow' };
-  // Only the contract's two refusals of a key mean it is spent; any other 410 is not a reason
-  // to mint keys in a loop, and falls through to terminal below.
-  if (during === 'create' && err.status === 410 && SPENT_KEY_CODES.has(err.code)) return { type: 'keySpent' };
   const message = err.message;
   const phase = bucket.status?.phase ?? 'Pending';
   const unchangedGeneration = bucket.status?.observedGeneration;

@@ -22,7 +22,8 @@ import {
 import type { ProviderBucket, UpdateBucketRequest } from '../provider-client';
 import { findCondition, type Condition } from '../runtime';
 import { ConditionType, Reason } from './reasons';
-import { missingTags, NAME_TAG, NAMESPACE_TAG } from './tags';
+import { CLEANUP, relation, type Relation } from './ownership';
+import { CLUSTER_TAG, missingTags } from './tags';
 
 /**
  * What the provider said about the bucket this object refers to.
@@ -48,7 +49,12 @@ export interface DecisionFacts {
    * Set once connect was tried: the endpoint reached (and whether its config is being
    * deleted, so nothing new may start through it), or why not.
    */
-  readonly connection?: { readonly endpoint: string; readonly configDeleting?: boolean } | { readonly failure: ConnectFailure };
+  readonly connection?: ConnectedTo | { readonly failure: ConnectFailure };
+  /**
+   * This operator's cluster identity, written to and checked in the provider bucket's owner
+   * tags. @default '' (unknown: cluster tags are neither written nor checked)
+   */
+  readonly clusterId?: string;
   /**
    * Whether the StorageBucket `namespace/name` exists (from the cache; true when the operator
    * cannot know, e.g. a namespace it does not watch). Owner tags naming an object that is gone
@@ -59,9 +65,25 @@ export interface DecisionFacts {
   readonly observation?: Observation;
 }
 
+/** Where a connection reached. */
+export interface ConnectedTo {
+  readonly endpoint: string;
+  /**
+   * The provider's name for the account the credentials belong to; compared with
+   * `status.account`. @default unknown (no account check)
+   */
+  readonly accountId?: string;
+  /** The config is being deleted, so nothing new may start through it. */
+  readonly configDeleting?: boolean;
+}
+
 /** Conditions that only a person can clear. */
 export type BlockedReason =
-  typeof Reason.InvalidSpec | typeof Reason.AdoptTargetNotFound | typeof Reason.ProviderChanged | typeof Reason.BucketOwnedElsewhere;
+  | typeof Reason.InvalidSpec
+  | typeof Reason.AdoptTargetNotFound
+  | typeof Reason.ProviderChanged
+  | typeof Reason.BucketOwnedElsewhere
+  | typeof Reason.BucketOwnedByOtherCluster;
 
 /** Steps that start managing something new at the provider. */
 const STARTS = new Set<Step['type']>(['prepare', 'create', 'rotateKey']);
@@ -147,11 +169,12 @@ export function decide(bucket: StorageBucket, facts: DecisionFacts): Step | Need
   if (offline) return offline;
   if (!facts.connection) return { type: 'connect' };
   if ('failure' in facts.connection) return notConnected(bucket, facts.connection.failure);
-  const { endpoint, configDeleting } = facts.connection;
+  const to = facts.connection;
+  const clusterId = facts.clusterId ?? '';
   const next = facts.observation
-    ? plan(bucket, facts.observation, endpoint, facts.ownerExists ?? (() => true))
-    : preplan(bucket, endpoint, facts.driftReported);
-  return configDeleting ? throughDeletingConfig(bucket, next) : next;
+    ? plan(bucket, facts.observation, to, clusterId, facts.ownerExists ?? (() => true))
+    : preplan(bucket, to, facts.driftReported);
+  return to.configDeleting ? throughDeletingConfig(bucket, next) : next;
 }
 
 /**
@@ -210,15 +233,18 @@ function notConnected(bucket: StorageBucket, failure: ConnectFailure): Step {
 
 /**
  * True when `bucket`'s status can stand in for a provider observation: Ready and Synced for
- * its current generation, with the id and endpoint of a bucket recorded at `endpoint`. Such a
+ * its current generation, with the id and endpoint of a bucket recorded at the endpoint (and
+ * in the account) the connection reaches. Such a
  * bucket is left to the drift scan, which lists the provider in bulk instead of asking once
  * per bucket. An observed bucket (managementPolicy Observe) never is: the operator may not tag
  * it, so the scan's list would not show it, and it is read one by one every drift interval.
  */
-export function statusTrusted(bucket: StorageBucket, endpoint: string): boolean {
+export function statusTrusted(bucket: StorageBucket, to: ConnectedTo): boolean {
   if (isObserveOnly(bucket)) return false;
   const status = bucket.status;
-  if (!status?.id || !status.endpoint || status.providerEndpoint !== endpoint) return false;
+  if (!status?.id || !status.endpoint || status.providerEndpoint !== to.endpoint) return false;
+  // Credentials of another account since: ask, so the change is reported at once.
+  if (accountChanged(bucket, to)) return false;
   const generation = bucket.metadata.generation;
   if (status.observedGeneration !== generation) return false;
   const current = (type: string) => {
@@ -229,21 +255,34 @@ export function statusTrusted(bucket: StorageBucket, endpoint: string): boolean 
 }
 
 /**
- * Decides from the object and its endpoint, before any provider call. Deletion issues the
- * DELETE at once (a 404 means gone) only for a bucket the status proves this object made: the
- * provider reported it created with the object's current idempotency key, at the endpoint the
- * config names now, and no adoption is involved. Anything else is observed first, so the
- * provider's tags or key decide (plan()): an id recorded while observing, adopting or after a
- * key rotation is only a name, and an annotation removed later proves nothing.
+ * The relation the status alone proves, without asking the provider: `ourKey` when the
+ * provider answered, for the recorded id, that the object's current idempotency key made it,
+ * at the endpoint and in the account the connection reaches now, and no adoption is involved.
+ * Otherwise nothing: an id recorded while observing, adopting or after a key rotation is only
+ * a name, and an annotation removed later proves nothing, so the provider is asked.
  */
-function preplan(bucket: StorageBucket, endpoint: string, driftReported: boolean): Step | Need {
+function recordedRelation(bucket: StorageBucket, to: ConnectedTo): Relation | undefined {
+  const key = bucket.metadata.annotations?.[IDEMPOTENCY_KEY_ANNOTATION];
+  const status = bucket.status ?? {};
+  if (!status.id || key === undefined || status.idempotencyKey !== key) return undefined;
+  if (bucket.metadata.annotations?.[ADOPT_ANNOTATION] || moved(bucket, to)) return undefined;
+  // The account must be known on both sides: the same id in another account is another bucket.
+  if (!status.account || !to.accountId) return undefined;
+  return { type: 'ourKey' };
+}
+
+/**
+ * Decides from the object and its connection, before any provider call. Deletion issues the
+ * DELETE at once (a 404 means gone) only when {@link recordedRelation} proves the bucket is
+ * this object's and {@link CLEANUP} says it may go; anything else is observed first, so the
+ * provider's tags or key decide (plan()).
+ */
+function preplan(bucket: StorageBucket, to: ConnectedTo, driftReported: boolean): Step | Need {
   const key = bucket.metadata.annotations?.[IDEMPOTENCY_KEY_ANNOTATION];
   const status = bucket.status ?? {};
   if (bucket.metadata.deletionTimestamp) {
-    const adopted = Boolean(bucket.metadata.annotations?.[ADOPT_ANNOTATION]);
-    const moved = status.providerEndpoint !== undefined && status.providerEndpoint !== endpoint;
-    const madeByThisKey = key !== undefined && status.idempotencyKey === key;
-    if (status.id && madeByThisKey && !moved && !adopted) return { type: 'delete', id: status.id };
+    const recorded = recordedRelation(bucket, to);
+    if (status.id && recorded && CLEANUP[recorded.type] === 'delete') return { type: 'delete', id: status.id };
     // Nothing was ever sent without a key, and an adoption never recorded changed nothing.
     if (!status.id && !key) return { type: 'removeFinalizer', why: 'gone' };
     return { type: 'observe', fence: true };
@@ -257,8 +296,37 @@ function preplan(bucket: StorageBucket, endpoint: string, driftReported: boolean
   // A reconcile asked for by annotation that is not yet handled asks the provider, as users expect.
   const requested = bucket.metadata.annotations?.[RECONCILE_REQUESTED_ANNOTATION];
   const pendingRequest = requested !== undefined && requested !== status.lastHandledReconcileAt;
-  if (!driftReported && !pendingRequest && statusTrusted(bucket, endpoint)) return { type: 'upToDate' };
+  if (!driftReported && !pendingRequest && statusTrusted(bucket, to)) return { type: 'upToDate' };
   return { type: 'observe', fence: false };
+}
+
+/**
+ * True when the status records the bucket at another endpoint, or in another provider
+ * account, than the connection reaches now (either side unknown: no).
+ */
+function moved(bucket: StorageBucket, to: ConnectedTo): boolean {
+  const status = bucket.status;
+  if (!status?.id) return false;
+  return (status.providerEndpoint !== undefined && status.providerEndpoint !== to.endpoint) || accountChanged(bucket, to);
+}
+
+function accountChanged(bucket: StorageBucket, to: ConnectedTo): boolean {
+  const recorded = bucket.status?.account;
+  return recorded !== undefined && to.accountId !== undefined && recorded !== to.accountId;
+}
+
+/** The ProviderChanged block: where the bucket was made, and where the config points now. */
+function providerChanged(bucket: StorageBucket, to: ConnectedTo): Step {
+  const status = bucket.status ?? {};
+  const where =
+    status.providerEndpoint !== undefined && status.providerEndpoint !== to.endpoint
+      ? `was created at ${status.providerEndpoint}, but the BucketProviderConfig now points at ${to.endpoint}`
+      : `was created in provider account ${status.account ?? ''}, but the BucketProviderConfig's Secret now holds credentials of account ${to.accountId ?? ''}`;
+  return {
+    type: 'blocked',
+    reason: Reason.ProviderChanged,
+    message: `bucket ${status.id ?? ''} ${where}; point the config back, or set deletionPolicy Orphan and delete this StorageBucket to let it go`,
+  };
 }
 
 /**
@@ -266,33 +334,27 @@ function preplan(bucket: StorageBucket, endpoint: string, driftReported: boolean
  * (or a call's answer stood in for one), so the finalizer and key are in place for a Full
  * bucket that is not being deleted.
  */
-function plan(bucket: StorageBucket, obs: Observation, endpoint: string, ownerExists: (namespace: string, name: string) => boolean): Step {
+function plan(
+  bucket: StorageBucket,
+  obs: Observation,
+  to: ConnectedTo,
+  clusterId: string,
+  ownerExists: (namespace: string, name: string) => boolean,
+): Step {
   if (isObserveOnly(bucket)) return planObserve(bucket, obs);
-  const recordedAt = bucket.status?.providerEndpoint;
-  const moved = Boolean(bucket.status?.id) && recordedAt !== undefined && recordedAt !== endpoint;
-  // "Not found" at a different provider than the one holding our bucket proves nothing:
-  // recreating (or releasing the finalizer) there would duplicate or orphan the bucket. And a
-  // bucket of the same id there that is not tagged as ours is a stranger's (ids repeat across
-  // providers): never updated, taken over or deleted.
-  if (moved && bucket.status?.id && (!obs.exists || !ownedBy(bucket, obs.bucket))) {
-    return {
-      type: 'blocked',
-      reason: Reason.ProviderChanged,
-      message: `bucket ${bucket.status.id} was created at ${recordedAt}, but the BucketProviderConfig now points at ${endpoint}`,
-    };
-  }
-  const owner = obs.exists ? ownerElsewhere(bucket, obs.bucket, ownerExists) : undefined;
+  const rel = obs.exists ? relation(bucket, obs.bucket, clusterId) : undefined;
+  // "Not found" at another provider or account than the one holding our bucket proves
+  // nothing: recreating (or releasing the finalizer) there would duplicate or orphan the
+  // bucket. And a bucket of the same id there that is not tagged as this object's is a
+  // stranger's (ids repeat across providers): never updated, taken over or deleted.
+  if (moved(bucket, to) && rel?.type !== 'thisObject') return providerChanged(bucket, to);
 
   if (bucket.metadata.deletionTimestamp) {
     if (!obs.exists) return { type: 'removeFinalizer', why: 'gone' };
-    // Deleted only when provably this object's: its tags name it, or this object's key made
-    // it. Another object's bucket (a second adopter, an observer switched to Full), an
-    // adoption that never got as far as tagging, or a stranger's bucket is left alone.
-    const key = bucket.metadata.annotations?.[IDEMPOTENCY_KEY_ANNOTATION];
-    const ours = !owner && (ownedBy(bucket, obs.bucket) || (key !== undefined && obs.bucket.idempotencyKey === key));
-    if (!ours) return { type: 'removeFinalizer', why: 'notOurs' };
     // Found by this very observation, so a 404 on the DELETE can only mean it went since.
-    return { type: 'delete', id: obs.bucket.id };
+    return CLEANUP[relation(bucket, obs.bucket, clusterId).type] === 'delete'
+      ? { type: 'delete', id: obs.bucket.id }
+      : { type: 'removeFinalizer', why: 'notOurs' };
   }
 
   const key = bucket.metadata.annotations?.[IDEMPOTENCY_KEY_ANNOTATION] ?? '';
@@ -315,24 +377,45 @@ function plan(bucket: StorageBucket, obs: Observation, endpoint: string, ownerEx
   }
 
   const external = obs.bucket;
-  if (owner) {
-    return {
-      type: 'blocked',
-      reason: Reason.BucketOwnedElsewhere,
-      message: `provider bucket ${external.id} is managed by StorageBucket ${owner}; remove ${ADOPT_ANNOTATION}, or delete ${owner} (deletionPolicy Orphan keeps the bucket) and this one adopts it`,
-      // Checked again every drift interval: the owner's deletion is not an event of this object.
-      recheck: true,
-    };
-  }
+  const taken = takenElsewhere(external.id, relation(bucket, external, clusterId), ownerExists);
+  if (taken) return taken;
   const adopting = !status.id && adoptId !== undefined;
   if (external.phase === 'Provisioning' || external.phase === 'Resizing') return { type: 'wait', phase: external.phase };
-  const patch = diff(bucket, external);
+  const patch = diff(bucket, external, clusterId);
   if (patch) {
     const requested = bucket.metadata.generation !== status.observedGeneration;
     const grows = patch.sizeGB !== undefined && patch.sizeGB > external.sizeGB;
     return { type: 'update', id: external.id, patch, requested, grows, adopting };
   }
   return { type: 'ready', announce: !wasReady(bucket), adopting };
+}
+
+/**
+ * The block for a bucket another live owner holds: another StorageBucket of this cluster that
+ * exists, or any object of another cluster (which this operator cannot see). Tags naming an
+ * object that is gone (deleted with deletionPolicy Orphan), or an earlier object of this name,
+ * do not block: the bucket may be adopted, and the update that follows writes this object's
+ * tags. Both blocks are checked again every drift interval: the owner's deletion is not an
+ * event of this object.
+ */
+function takenElsewhere(id: string, rel: Relation, ownerExists: (namespace: string, name: string) => boolean): Step | undefined {
+  if (rel.type === 'otherCluster') {
+    return {
+      type: 'blocked',
+      reason: Reason.BucketOwnedByOtherCluster,
+      message: `provider bucket ${id} is managed by StorageBucket ${rel.owner} of another cluster (${CLUSTER_TAG} ${rel.cluster}); if that cluster is gone for good and this one replaces it, run the operator with --cluster-id=${rel.cluster}`,
+      recheck: true,
+    };
+  }
+  if (rel.type !== 'otherObject') return undefined;
+  const [ns = '', name = ''] = rel.owner.split('/');
+  if (!ownerExists(ns, name)) return undefined;
+  return {
+    type: 'blocked',
+    reason: Reason.BucketOwnedElsewhere,
+    message: `provider bucket ${id} is managed by StorageBucket ${rel.owner}; remove ${ADOPT_ANNOTATION}, or delete ${rel.owner} (deletionPolicy Orphan keeps the bucket) and this one adopts it`,
+    recheck: true,
+  };
 }
 
 /**
@@ -356,46 +439,28 @@ function wasReady(bucket: StorageBucket): boolean {
   return findCondition(bucket.status?.conditions as Condition[] | undefined, ConditionType.Ready)?.status === 'True';
 }
 
-/** True when the provider bucket's tags name `bucket` as its owner. */
-function ownedBy(bucket: StorageBucket, external: ProviderBucket): boolean {
-  return external.tags[NAMESPACE_TAG] === bucket.metadata.namespace && external.tags[NAME_TAG] === bucket.metadata.name;
-}
-
 /**
- * `namespace/name` of another StorageBucket the provider bucket's tags name as its owner, or
- * undefined. Names rather than uids: a backup and restore keeps names and changes uids.
+ * How a bucket found by idempotency key relates to `bucket`: its own (made by its key, whatever
+ * uid its tags carry: a restored backup keeps the key), or another object's (the key
+ * annotation was copied with a manifest, in this cluster or another), told apart by the tags.
  */
-function ownerElsewhere(
-  bucket: StorageBucket,
-  external: ProviderBucket,
-  ownerExists: (namespace: string, name: string) => boolean,
-): string | undefined {
-  const ns = external.tags[NAMESPACE_TAG];
-  const name = external.tags[NAME_TAG];
-  if (!ns || !name || ownedBy(bucket, external) || !ownerExists(ns, name)) return undefined;
-  return `${ns}/${name}`;
-}
-
-/**
- * How a bucket found by idempotency key relates to `bucket`: its own, or another object's
- * (the key annotation was copied with a manifest), told apart by the owner tags.
- */
-export function keyObservation(bucket: StorageBucket, byKey: ProviderBucket | undefined): Observation {
+export function keyObservation(bucket: StorageBucket, byKey: ProviderBucket | undefined, clusterId: string): Observation {
   if (!byKey) return { exists: false };
-  return ownedBy(bucket, byKey) ? { exists: true, bucket: byKey } : { exists: false, foreignKey: true };
+  const rel = relation(bucket, byKey, clusterId).type;
+  return rel === 'otherObject' || rel === 'otherCluster' ? { exists: false, foreignKey: true } : { exists: true, bucket: byKey };
 }
 
 /**
  * The fields the provider must change to match the spec (and carry the operator's tags), or
  * undefined when it matches.
  */
-export function diff(bucket: StorageBucket, external: ProviderBucket): UpdateBucketRequest | undefined {
+export function diff(bucket: StorageBucket, external: ProviderBucket, clusterId: string): UpdateBucketRequest | undefined {
   const patch: { sizeGB?: number; encrypted?: boolean; tags?: Record<string, string> } = {};
   // Sizes only grow: a provider bucket larger than the spec is left alone, never shrunk.
   if (external.sizeGB < bucket.spec.sizeGB) patch.sizeGB = bucket.spec.sizeGB;
   const encrypted = bucket.spec.encrypted ?? false;
   if (external.encrypted !== encrypted) patch.encrypted = encrypted;
-  const tags = missingTags(bucket, external.tags);
+  const tags = missingTags(bucket, clusterId, external.tags);
   if (tags) patch.tags = tags;
   return Object.keys(patch).length > 0 ? patch : undefined;
 }

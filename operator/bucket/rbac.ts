@@ -11,6 +11,7 @@
  */
 import type { PermissionRule } from '../api/policy';
 import { GROUP } from '../api/v1/group';
+import { CLUSTER_IDENTITY_NAMESPACE } from './cluster-identity';
 
 /** RBAC rules of the bucket controllers. */
 export const BUCKET_PERMISSIONS: readonly PermissionRule[] = [
@@ -52,5 +53,13 @@ export const BUCKET_PERMISSIONS: readonly PermissionRule[] = [
     verbs: ['get', 'list', 'watch', 'create', 'patch'],
     scope: 'watched',
     reason: 'create and patch the owned ExternalName Service fronting each bucket',
+  },
+  {
+    apiGroups: [''],
+    resources: ['namespaces'],
+    verbs: ['get'],
+    resourceNames: [CLUSTER_IDENTITY_NAMESPACE],
+    scope: 'cluster',
+    reason: "read the kube-system namespace's uid once at start: the cluster identity in provider buckets' owner tags (not needed with --cluster-id)",
   },
 ];

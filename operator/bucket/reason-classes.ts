@@ -32,12 +32,12 @@ export const BUCKET_REASON_CLASS: Readonly<Record<Reason, ReasonClass>> = {
   [Reason.Throttled]: 'progressing',
   // Observe mode checks again every drift interval; the bucket may yet be created elsewhere.
   [Reason.ObservedBucketNotFound]: 'progressing',
-  [Reason.Unknown]: 'progressing',
   [Reason.InvalidSpec]: 'terminal',
   [Reason.CredentialsRejected]: 'terminal',
   [Reason.AdoptTargetNotFound]: 'terminal',
   [Reason.ProviderChanged]: 'terminal',
   [Reason.BucketOwnedElsewhere]: 'terminal',
+  [Reason.BucketOwnedByOtherCluster]: 'terminal',
   // The bucket itself keeps the config's in-use finalizer, so the config cannot finish
   // deleting and come back while the bucket exists: a person must delete the bucket (or
   // point a new bucket at another config).

@@ -40,11 +40,12 @@ export const Reason = {
   ProviderChanged: 'ProviderChanged',
   /** The provider bucket's owner tags name another StorageBucket (it was adopted there first). */
   BucketOwnedElsewhere: 'BucketOwnedElsewhere',
+  /** The provider bucket's owner tags name a StorageBucket of another cluster sharing the account. */
+  BucketOwnedByOtherCluster: 'BucketOwnedByOtherCluster',
   /** Observe: the provider bucket named by the adopt-id annotation does not exist (yet). */
   ObservedBucketNotFound: 'ObservedBucketNotFound',
   ReconcileSuccess: 'ReconcileSuccess',
   ReconcilePaused: 'ReconcilePaused',
-  Unknown: 'Unknown',
 } as const;
 
 /** A condition reason. */
@@ -60,6 +61,7 @@ export const TERMINAL_REASONS: ReadonlySet<string> = new Set<Reason>([
   Reason.ProviderChanged,
   Reason.AdoptTargetNotFound,
   Reason.BucketOwnedElsewhere,
+  Reason.BucketOwnedByOtherCluster,
   Reason.ProviderConfigDeleting,
 ]);
 
@@ -72,12 +74,9 @@ export const EventReason = {
   CorrectedDrift: 'CorrectedDrift',
   BucketMissing: 'BucketMissing',
   InvalidSpec: 'InvalidSpec',
-  ProviderConfigNotFound: 'ProviderConfigNotFound',
   CredentialsRejected: 'CredentialsRejected',
   ForeignIdempotencyKey: 'ForeignIdempotencyKey',
   OwnedObjectConflict: 'OwnedObjectConflict',
-  /** Deleted without deleting the provider bucket, which another StorageBucket owns. */
-  LeftForOwner: 'LeftForOwner',
 } as const;
 
 /** An Event reason. */

@@ -26,7 +26,7 @@ import {
   type Request,
 } from '../runtime';
 import { ConnectError, type Connection } from './connect';
-import { classifyFailure } from './failure';
+import { classifyFailure, isKeySpent } from './failure';
 import { STORAGE_BUCKET } from './kinds';
 import type { DriftMetrics } from './lifecycle-metrics';
 import type { OwnedSecret } from './owned';
@@ -43,6 +43,12 @@ export interface BucketReconcilerDeps {
   /** Buckets whose finalizer this reconciler removed; shared across reconcilers in tests. @default a fresh one */
   readonly released?: ReleasedObjects;
   readonly buckets: Cache<StorageBucket>;
+  /**
+   * This cluster's identity (`--cluster-id`, by default the kube-system namespace's uid):
+   * written to the provider bucket's owner tags, and a bucket tagged with another is never
+   * taken, changed or deleted.
+   */
+  readonly clusterId: string;
   /** Resolves the bucket's provider connection; throws {@link ConnectError} when it cannot. */
   readonly connect: (bucket: StorageBucket, signal: AbortSignal) => Promise<Connection>;
   /** Owned Secrets: only those labelled as the operator's, data condensed to hashes. */
@@ -119,9 +125,12 @@ export class BucketReconciler implements Reconciler {
     // failure's report, go against the resourceVersion that is current, not the one the
     // reconcile started from.
     const seen = { bucket: cached };
-    let facts: DecisionFacts = { driftReported: this.d.driftReports?.reported(req) ?? false, ownerExists: (ns, name) => this.ownerExists(ns, name) };
+    let facts: DecisionFacts = {
+      driftReported: this.d.driftReports?.reported(req) ?? false,
+      clusterId: this.d.clusterId,
+      ownerExists: (ns, name) => this.ownerExists(ns, name),
+    };
     let conn: Connection | undefined;
-    let step: Step | undefined;
     try {
       for (let i = 0; i < MAX_DECISIONS; i++) {
         const bucket = seen.bucket;
@@ -129,7 +138,11 @@ export class BucketReconciler implements Reconciler {
         if (next.type === 'connect') {
           try {
             conn = await this.d.connect(bucket, ctx.signal);
-            facts = { ...facts, connection: { endpoint: conn.endpoint, configDeleting: Boolean(conn.config.metadata.deletionTimestamp) } };
+            const configDeleting = Boolean(conn.config.metadata.deletionTimestamp);
+            // The provider's name for the account (asked once per account): a bucket recorded in
+            // another account is never recreated or released here, see plan.ts.
+            const accountId = await conn.client.accountId(ctx.signal);
+            facts = { ...facts, connection: { endpoint: conn.endpoint, accountId, configDeleting } };
           } catch (err) {
             if (!(err instanceof ConnectError)) throw err;
             facts = { ...facts, connection: { failure: { reason: err.reason, message: err.message } } };
@@ -140,14 +153,13 @@ export class BucketReconciler implements Reconciler {
           facts = { ...facts, observation: await this.observe(mustConnect(conn), bucket, next.fence, ctx.signal) };
           continue;
         }
-        step = next;
         const result = await this.execute(bucket, conn, facts.observation, next, seen, ctx);
         if (!('replan' in result)) return result;
         facts = { ...facts, observation: result.replan };
       }
       throw new Error(`no decision for bucket ${req.namespace}/${req.name} after ${MAX_DECISIONS} steps`);
     } catch (err) {
-      return this.failed(seen.bucket, err, step, ctx);
+      return this.failed(seen.bucket, err, ctx);
     }
   }
 
@@ -179,7 +191,7 @@ export class BucketReconciler implements Reconciler {
     if (!key) return { exists: false };
     let found = await conn.client.findByIdempotencyKey(key, signal);
     if (!found && fence) found = await conn.client.revokeIdempotencyKey(key, signal);
-    return keyObservation(bucket, found);
+    return keyObservation(bucket, found, this.d.clusterId);
   }
 
   /** Runs `step`; `obs` is undefined when the step was decided without asking the provider. */
@@ -330,12 +342,13 @@ export class BucketReconciler implements Reconciler {
     try {
       const spec = bucket.spec;
       created = await conn.client.createBucket(
-        { region: spec.region, sizeGB: spec.sizeGB, encrypted: spec.encrypted ?? false, tags: operatorTags(bucket) },
+        { region: spec.region, sizeGB: spec.sizeGB, encrypted: spec.encrypted ?? false, tags: operatorTags(bucket, this.d.clusterId) },
         key,
         ctx.signal,
       );
     } catch (err) {
-      if (classifyFailure(err, bucket, 'create').type === 'keySpent') return { replan: { exists: false, keySpent: true } };
+      // An answer, not a failure: the key can never create again, so decide with a new one.
+      if (isKeySpent(err)) return { replan: { exists: false, keySpent: true } };
       throw err;
     }
     this.d.events.event(bucket, 'Normal', EventReason.CreatedBucket, 'Create', `created provider bucket ${created.id}`);
@@ -345,9 +358,9 @@ export class BucketReconciler implements Reconciler {
   }
 
   /** Reports a failure as failure.ts classifies it, then hands the runner its decision. */
-  private async failed(bucket: StorageBucket, err: unknown, step: Step | undefined, ctx: ReconcileContext): Promise<Action> {
-    const policy = classifyFailure(err, bucket, step?.type);
-    if (policy.type === 'rethrow' || policy.type === 'keySpent') throw err;
+  private async failed(bucket: StorageBucket, err: unknown, ctx: ReconcileContext): Promise<Action> {
+    const policy = classifyFailure(err, bucket);
+    if (policy.type === 'rethrow') throw err;
     try {
       await this.writeStatus(bucket, policy.status);
     } catch (writeErr) {

@@ -45,6 +45,8 @@ export interface BucketControllersOptions {
   /** Told about writes that fail while another failure is being reported. @default the manager's */
   readonly writeFailures?: WriteFailures;
   readonly clients: ProviderClients;
+  /** This cluster's identity, for the provider buckets' owner tags (see operator.ts). */
+  readonly clusterId: string;
   /** @default 8 */
   readonly maxConcurrentReconciles?: number;
   /** Poll interval while Provisioning/Resizing. @default 3000 */
@@ -119,7 +121,15 @@ export function setupBucketControllers(mgr: Manager, opts: BucketControllersOpti
     ...opts.controllerOptions,
   };
 
-  const drift = driftScan(mgr, { buckets, configs, secrets, clients: opts.clients, intervalMs: opts.driftIntervalMs, events: opts.events });
+  const drift = driftScan(mgr, {
+    buckets,
+    configs,
+    secrets,
+    clients: opts.clients,
+    clusterId: opts.clusterId,
+    intervalMs: opts.driftIntervalMs,
+    events: opts.events,
+  });
   newControllerManagedBy(mgr, BUCKET_CONTROLLER)
     .for<StorageBucket>(STORAGE_BUCKET, { predicates: bucketPredicates })
     .owns(SECRET, { predicates: [ownedChanged], informerOptions: ownedSecretOptions })
@@ -132,6 +142,7 @@ export function setupBucketControllers(mgr: Manager, opts: BucketControllersOpti
       new BucketReconciler({
         driftMetrics: lifecycleMetrics,
         buckets,
+        clusterId: opts.clusterId,
         ownedSecrets,
         services,
         connect: (bucket, signal) => connect({ configs, secrets, clients: opts.clients }, bucket, signal),

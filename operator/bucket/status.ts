@@ -67,6 +67,8 @@ export function nextStatus(bucket: StorageBucket, facts: StatusFacts, now: Date)
   if (size !== undefined) out.sizeGB = size;
   const providerEndpoint = (external ? facts.providerEndpoint : undefined) ?? prev.providerEndpoint;
   if (providerEndpoint) out.providerEndpoint = providerEndpoint;
+  const account = external?.account ?? prev.account;
+  if (account) out.account = account;
   const region = external?.region ?? prev.region;
   if (region) out.region = region;
   const encrypted = external?.encrypted ?? prev.encrypted;

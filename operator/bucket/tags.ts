@@ -15,17 +15,24 @@ export const NAMESPACE_TAG = 'kubernetes-namespace';
 export const NAME_TAG = 'kubernetes-name';
 /** UID of the owning StorageBucket (changes on a backup and restore; the tag follows). */
 export const UID_TAG = 'kubernetes-uid';
+/**
+ * Identity of the cluster the owning StorageBucket lives in (the operator's --cluster-id, by
+ * default the kube-system namespace's uid): two clusters sharing a provider account never
+ * take each other's buckets for their own.
+ */
+export const CLUSTER_TAG = 'kubernetes-cluster';
 
 /** The list filter that finds every bucket this operator manages. */
 export const MANAGED_FILTER: Readonly<Record<string, string>> = { [MANAGED_BY_TAG]: MANAGED_BY_VALUE };
 
-/** The tags the operator owns on `bucket`'s provider bucket. */
-export function operatorTags(bucket: StorageBucket): Record<string, string> {
+/** The tags the operator owns on `bucket`'s provider bucket, in cluster `clusterId` ('' when unknown: no cluster tag). */
+export function operatorTags(bucket: StorageBucket, clusterId: string): Record<string, string> {
   return {
     ...MANAGED_FILTER,
     [NAMESPACE_TAG]: bucket.metadata.namespace ?? '',
     [NAME_TAG]: bucket.metadata.name ?? '',
     [UID_TAG]: bucket.metadata.uid ?? '',
+    ...(clusterId ? { [CLUSTER_TAG]: clusterId } : {}),
   };
 }
 
@@ -33,8 +40,8 @@ export function operatorTags(bucket: StorageBucket): Record<string, string> {
  * The full tag map to send when the provider's tags lack one of ours, or undefined when they
  * are all there. Tags others set are kept: the provider's update replaces the whole map.
  */
-export function missingTags(bucket: StorageBucket, current: Readonly<Record<string, string>>): Record<string, string> | undefined {
-  const ours = operatorTags(bucket);
+export function missingTags(bucket: StorageBucket, clusterId: string, current: Readonly<Record<string, string>>): Record<string, string> | undefined {
+  const ours = operatorTags(bucket, clusterId);
   const complete = Object.entries(ours).every(([k, v]) => current[k] === v);
   return complete ? undefined : { ...current, ...ours };
 }

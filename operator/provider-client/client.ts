@@ -19,7 +19,7 @@ import { guardedLookup, type Resolver } from './endpoint-policy';
 import { readProviderErrorBody } from './error-body';
 import { ProviderError } from './errors';
 import { TokenBucket } from './rate-limiter';
-import type { CreateBucketRequest, ProviderBucket, RevokeIdempotencyKeyResponse, UpdateBucketRequest } from './types';
+import type { AccountInfo, CreateBucketRequest, ProviderBucket, RevokeIdempotencyKeyResponse, UpdateBucketRequest } from './types';
 
 /** Options of {@link ProviderClients}. */
 export interface ProviderClientsOptions {
@@ -76,10 +76,12 @@ interface AccountState {
   lastUsed: number;
   /** `code_class` values this account has series for, to remove them with it. */
   readonly codeClasses: Set<string>;
+  /** The provider's name for the account, once asked (GET /account). */
+  accountId?: string;
 }
 
 /** Provider operations, named as in the metric label `operation`. */
-export type ProviderOperation = 'get' | 'list' | 'create' | 'update' | 'delete' | 'revoke';
+export type ProviderOperation = 'account' | 'get' | 'list' | 'create' | 'update' | 'delete' | 'revoke';
 
 /** Largest page the provider serves; fewer, bigger pages cost fewer rate-limited calls. */
 export const LIST_PAGE_LIMIT = 1000;
@@ -120,6 +122,11 @@ export interface ListBucketsFilter {
 
 /** Provider calls the operator makes; every one is idempotent. */
 export interface ProviderClient {
+  /**
+   * The account the API key belongs to, as the provider names it. Asked once per account
+   * (the answer is kept with the account's limiter), so it costs one call per tenant.
+   */
+  accountId(signal?: AbortSignal): Promise<string>;
   getBucket(id: string, signal?: AbortSignal): Promise<ProviderBucket | undefined>;
   findByIdempotencyKey(key: string, signal?: AbortSignal): Promise<ProviderBucket | undefined>;
   /**
@@ -201,6 +208,16 @@ export class ProviderClients {
     const call = <T>(op: ProviderOperation, method: string, path: string, body?: unknown, headers?: Record<string, string>, signal?: AbortSignal) =>
       this.call<T>(base, account, apiKey, op, method, path, body, headers, signal);
     return {
+      accountId: async (signal) => {
+        const known = this.accounts.get(account.id)?.accountId;
+        if (known !== undefined) return known;
+        const info = await call<AccountInfo | undefined>('account', 'GET', 'account', undefined, undefined, signal);
+        if (typeof info?.account !== 'string' || info.account === '') {
+          throw new ProviderError('provider account answered without an account', { status: 200, code: 'BadAccount' });
+        }
+        this.account(account).accountId = info.account;
+        return info.account;
+      },
       getBucket: async (id, signal) => {
         try {
           return await call<ProviderBucket>('get', 'GET', `buckets/${encodeURIComponent(id)}`, undefined, undefined, signal);

@@ -13,6 +13,8 @@ export interface ProviderBucket {
   readonly endpoint: string;
   readonly tags: Readonly<Record<string, string>>;
   readonly idempotencyKey?: string;
+  /** The provider account the bucket belongs to (absent from providers that do not say). */
+  readonly account?: string;
 }
 
 /** Body of a create call. */
@@ -34,4 +36,10 @@ export interface UpdateBucketRequest {
 export interface RevokeIdempotencyKeyResponse {
   /** The live bucket the key made, or null. */
   readonly bucket: ProviderBucket | null;
+}
+
+/** Answer of `GET /account`. */
+export interface AccountInfo {
+  /** The account the API key belongs to, as the provider names it. */
+  readonly account: string;
 }

@@ -30,6 +30,10 @@ import {
 
 /** The provider API endpoint the fake connection reports. */
 export const FAKE_ENDPOINT = 'http://provider.example';
+/** The cluster identity the world's reconciler runs with (DEFAULT_TAGS carry it). */
+export const FAKE_CLUSTER = 'cluster-1';
+/** The provider account the fake provider's key belongs to at first. */
+export const FAKE_ACCOUNT = 'acct-1';
 
 const key = (kind: ResourceKind | string, k: ObjectKey) => `${typeof kind === 'string' ? kind : kind.kind}/${k.namespace ?? ''}/${k.name}`;
 
@@ -146,6 +150,21 @@ export class FakeProvider implements ProviderClient {
   calls = 0;
   /** Errors thrown by the next call of an operation, once each. */
   readonly failNext = new Map<keyof ProviderClient, ProviderError>();
+  /**
+   * The account the connection's key belongs to. Set another to model a Secret that now holds
+   * another account's key: as at a real cloud, that account sees none of the first's buckets.
+   */
+  account = FAKE_ACCOUNT;
+
+  /** True when the current account sees `b` (a seeded bucket without an account is everyone's). */
+  private visible(b: ProviderBucket | undefined): ProviderBucket | undefined {
+    return b && (b.account === undefined || b.account === this.account) ? b : undefined;
+  }
+
+  /** Not counted as a call: the real client asks once per account and keeps the answer. */
+  async accountId(): Promise<string> {
+    return this.account;
+  }
 
   /** Adds a bucket as if someone created it outside the operator. */
   seed(b: Partial<ProviderBucket> & { id: string }): ProviderBucket {
@@ -173,32 +192,32 @@ export class FakeProvider implements ProviderClient {
 
   async getBucket(id: string): Promise<ProviderBucket | undefined> {
     this.enter('getBucket');
-    return this.buckets.get(id);
+    return this.visible(this.buckets.get(id));
   }
 
   async findByIdempotencyKey(k: string): Promise<ProviderBucket | undefined> {
     this.enter('findByIdempotencyKey');
-    const id = this.byKey.get(k);
-    return id ? this.buckets.get(id) : undefined;
+    const id = this.byKey.get(`${this.account}/${k}`);
+    return id ? this.visible(this.buckets.get(id)) : undefined;
   }
 
   async revokeIdempotencyKey(k: string): Promise<ProviderBucket | undefined> {
     this.enter('revokeIdempotencyKey');
     this.writes++;
-    this.revoked.add(k);
-    const id = this.byKey.get(k);
-    return id ? this.buckets.get(id) : undefined;
+    this.revoked.add(`${this.account}/${k}`);
+    const id = this.byKey.get(`${this.account}/${k}`);
+    return id ? this.visible(this.buckets.get(id)) : undefined;
   }
 
   async listBuckets(): Promise<ProviderBucket[]> {
     this.enter('listBuckets');
-    return [...this.buckets.values()];
+    return [...this.buckets.values()].filter((b) => this.visible(b));
   }
 
   async createBucket(req: CreateBucketRequest, k: string): Promise<ProviderBucket> {
     this.enter('createBucket');
-    if (this.revoked.has(k)) throw new ProviderError('idempotency key revoked', { status: 410, code: 'IdempotencyKeyRevoked' });
-    const made = this.byKey.get(k);
+    if (this.revoked.has(`${this.account}/${k}`)) throw new ProviderError('idempotency key revoked', { status: 410, code: 'IdempotencyKeyRevoked' });
+    const made = this.byKey.get(`${this.account}/${k}`);
     if (made) {
       const b = this.buckets.get(made);
       if (!b) throw new ProviderError('bucket created with this key was deleted', { status: 410, code: 'BucketDeleted' });
@@ -215,15 +234,16 @@ export class FakeProvider implements ProviderClient {
       endpoint: `${id}.storage.example`,
       tags: { ...req.tags },
       idempotencyKey: k,
+      account: this.account,
     };
     this.buckets.set(id, b);
-    this.byKey.set(k, id);
+    this.byKey.set(`${this.account}/${k}`, id);
     return b;
   }
 
   async updateBucket(id: string, req: UpdateBucketRequest): Promise<ProviderBucket> {
     this.enter('updateBucket');
-    const b = this.buckets.get(id);
+    const b = this.visible(this.buckets.get(id));
     if (!b) throw new ProviderError(`bucket ${id} not found`, { status: 404, code: 'BucketNotFound' });
     this.writes++;
     const next = { ...b, ...req, tags: req.tags ? { ...req.tags } : b.tags };
@@ -234,7 +254,7 @@ export class FakeProvider implements ProviderClient {
   async deleteBucket(id: string): Promise<boolean> {
     this.enter('deleteBucket');
     this.writes++;
-    return this.buckets.delete(id);
+    return this.visible(this.buckets.get(id)) !== undefined && this.buckets.delete(id);
   }
 }
 
@@ -299,6 +319,7 @@ export class BucketWorld {
     };
     const reconciler = new BucketReconciler({
       buckets,
+      clusterId: FAKE_CLUSTER,
       connect: async () => {
         if (this.connectFailure) throw this.connectFailure;
         if (!this.configDeleting) return connection;

@@ -94,6 +94,7 @@ export const DEFAULT_TAGS: Readonly<Record<string, string>> = {
   'kubernetes-namespace': 'ns1',
   'kubernetes-name': 'b1',
   'kubernetes-uid': 'uid-b1',
+  'kubernetes-cluster': 'cluster-1',
 };
 
 /** A provider bucket matching the default builder's spec and carrying the operator's tags. */
@@ -123,6 +124,7 @@ export function readyStatus(providerEndpoint: string, overrides: Partial<Storage
     sizeGB: 10,
     idempotencyKey: 'k1',
     providerEndpoint,
+    account: 'acct-1',
     observedGeneration: 1,
     conditions: [
       { type: 'Ready', status: 'True', reason: 'Available', message: '', lastTransitionTime: at, observedGeneration: 1 },

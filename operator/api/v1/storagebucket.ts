@@ -23,7 +23,7 @@ export const ManagementPolicies = ['Full', 'Observe'] as const;
 export type ManagementPolicy = (typeof ManagementPolicies)[number];
 
 /** Display phases; conditions are the contract, phase is for humans. */
-export const BucketPhases = ['Pending', 'Provisioning', 'Active', 'Resizing', 'Deleting', 'Failed'] as const;
+export const BucketPhases = ['Pending', 'Provisioning', 'Active', 'Resizing', 'Failed'] as const;
 
 /** Display phase of a StorageBucket. */
 export type BucketPhase = (typeof BucketPhases)[number];
@@ -111,6 +111,13 @@ export const StorageBucketStatus = Type.Object(
       Type.String({
         description: 'Provider API the bucket lives at. If the config later points elsewhere, the operator stops rather than create a second bucket.',
         maxLength: 2048,
+      }),
+    ),
+    account: Type.Optional(
+      Type.String({
+        description:
+          'Provider account the bucket belongs to, as the provider names it. If the config later holds credentials of another account, the operator reports ProviderChanged rather than create a second bucket.',
+        maxLength: 253,
       }),
     ),
     sizeGB: Type.Optional(Type.Integer({ description: 'Capacity the provider reports, in GB.', minimum: 0 })),

@@ -22,6 +22,9 @@ import type { ProviderHandle } from '../../../provider';
 import { bucket, credentialSecrets, credentialsSecret, readyStatus } from '../../support/fixtures';
 import { API_KEY, call, createBody, start } from '../provider/helpers';
 
+/** The cluster identity the scan runs with (the fixtures' DEFAULT_TAGS carry it). */
+const CLUSTER = 'cluster-1';
+
 /** How the broken tenant's endpoint answers `GET /buckets`. */
 type Answer = (res: http.ServerResponse, req: http.IncomingMessage) => void;
 
@@ -98,6 +101,7 @@ describe('DriftScanner: accounts are scanned in isolation', () => {
       configs,
       secrets,
       clients,
+      clusterId: CLUSTER,
       reports: new DriftReports(),
       channel,
       configChannel,
@@ -113,11 +117,11 @@ describe('DriftScanner: accounts are scanned in isolation', () => {
   /** A Ready bucket in `ns` recording a provider bucket made at the good provider. */
   async function readyAtGood(ns: string, name: string): Promise<StorageBucket> {
     const obj = bucket(name, ns).prepared(`key-${ns}-${name}`).build();
-    const res = await call(good.url, '/buckets', { method: 'POST', body: createBody({ tags: operatorTags(obj) }) });
-    const made = res.body as { id: string; endpoint: string };
+    const res = await call(good.url, '/buckets', { method: 'POST', body: createBody({ tags: operatorTags(obj, CLUSTER) }) });
+    const made = res.body as { id: string; endpoint: string; account: string };
     return bucket(name, ns)
       .prepared(`key-${ns}-${name}`)
-      .withStatus(readyStatus(good.url, { id: made.id, endpoint: made.endpoint, idempotencyKey: `key-${ns}-${name}` }))
+      .withStatus(readyStatus(good.url, { id: made.id, endpoint: made.endpoint, idempotencyKey: `key-${ns}-${name}`, account: made.account }))
       .build();
   }
 

@@ -13,6 +13,9 @@ import type { ProviderHandle } from '../../../provider';
 import { bucket, credentialSecrets, credentialsSecret, readyStatus } from '../../support/fixtures';
 import { API_KEY, call, createBody, start } from '../provider/helpers';
 
+/** The cluster identity the scan runs with (the fixtures' DEFAULT_TAGS carry it). */
+const CLUSTER = 'cluster-1';
+
 /** The scanner against an in-process provider, with caches filled by hand. */
 describe('DriftScanner', () => {
   let p: ProviderHandle;
@@ -39,18 +42,18 @@ describe('DriftScanner', () => {
     const channel = new KeyChannel();
     channel.subscribe((k) => sent.push(k));
     const reports = new DriftReports();
-    const scanner = new DriftScanner({ buckets, configs, secrets, clients, reports, channel, logger: pino({ level: 'silent' }) });
+    const scanner = new DriftScanner({ buckets, configs, secrets, clients, clusterId: CLUSTER, reports, channel, logger: pino({ level: 'silent' }) });
     return { buckets, sent, reports, scanner };
   }
 
   /** A provider bucket made as the operator makes them, and the Ready object recording it. */
   async function readyPair(name: string): Promise<StorageBucket> {
     const obj = bucket(name).prepared(`key-${name}`).build();
-    const res = await call(p.url, '/buckets', { method: 'POST', body: createBody({ tags: operatorTags(obj) }) });
-    const made = res.body as { id: string; endpoint: string };
+    const res = await call(p.url, '/buckets', { method: 'POST', body: createBody({ tags: operatorTags(obj, CLUSTER) }) });
+    const made = res.body as { id: string; endpoint: string; account: string };
     return bucket(name)
       .prepared(`key-${name}`)
-      .withStatus(readyStatus(p.url, { id: made.id, endpoint: made.endpoint, idempotencyKey: `key-${name}` }))
+      .withStatus(readyStatus(p.url, { id: made.id, endpoint: made.endpoint, idempotencyKey: `key-${name}`, account: made.account }))
       .build();
   }
 

@@ -4,6 +4,9 @@ import { compare, DriftReports, type DriftReason } from '../../../operator/bucke
 import type { ProviderBucket } from '../../../operator/provider-client';
 import { bucket, providerBucket, readyStatus } from '../../support/fixtures';
 
+/** The cluster identity the scan runs with (the fixtures' DEFAULT_TAGS carry it). */
+const CLUSTER = 'cluster-1';
+
 const ENDPOINT = 'http://provider.example';
 const ready = () => bucket().prepared('k1').withStatus(readyStatus(ENDPOINT));
 const listed = providerBucket();
@@ -82,7 +85,7 @@ const cases: Record<string, { cached: StorageBucket[]; listed: ProviderBucket[];
 describe('compare', () => {
   for (const [name, tc] of Object.entries(cases)) {
     it(name, () => {
-      expect(compare(tc.cached, tc.listed, ENDPOINT).map((f) => [f.key.name, f.reason])).to.deep.equal(tc.want);
+      expect(compare(tc.cached, tc.listed, ENDPOINT, CLUSTER).map((f) => [f.key.name, f.reason])).to.deep.equal(tc.want);
     });
   }
 });

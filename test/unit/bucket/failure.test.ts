@@ -1,5 +1,5 @@
 import { expect } from 'chai';
-import { CREDENTIALS_RETRY_MS, classifyFailure, type FailurePolicy } from '../../../operator/bucket/failure';
+import { CREDENTIALS_RETRY_MS, classifyFailure, isKeySpent, type FailurePolicy } from '../../../operator/bucket/failure';
 import { ProviderError } from '../../../operator/provider-client';
 import { ApiError, TerminalError } from '../../../operator/runtime';
 import { bucket, readyStatus } from '../../support/fixtures';
@@ -8,7 +8,7 @@ type Kind = FailurePolicy['type'];
 
 const cases: Record<
   string,
-  { args: { err: unknown; during?: string; ready?: boolean }; want: { type: Kind; reason?: string; readyStatus?: string; requeueAfterMs?: number } }
+  { args: { err: unknown; ready?: boolean }; want: { type: Kind; reason?: string; readyStatus?: string; requeueAfterMs?: number } }
 > = {
   'a conflict goes to the runner untouched (backoff, no status)': {
     args: { err: new ApiError(409, 'Conflict', 'modified') },
@@ -16,12 +16,9 @@ const cases: Record<
   },
   'an unexpected error goes to the runner untouched': { args: { err: new Error('boom') }, want: { type: 'rethrow' } },
   'a terminal error stays terminal': { args: { err: new TerminalError('blocked') }, want: { type: 'rethrow' } },
-  '410 on a create: the key is spent': {
-    args: { err: new ProviderError('gone', { status: 410, code: 'BucketDeleted' }), during: 'create' },
-    want: { type: 'keySpent' },
-  },
-  '410 elsewhere: rejected, terminal': {
-    args: { err: new ProviderError('gone', { status: 410, code: 'BucketDeleted' }), during: 'update' },
+  // A create's refusal of its key never gets here (the create path replans, see isKeySpent).
+  '410 reaching the failure policy: rejected, terminal': {
+    args: { err: new ProviderError('gone', { status: 410, code: 'BucketDeleted' }) },
     want: { type: 'terminal', reason: 'InvalidSpec', readyStatus: 'False' },
   },
   '401: credentials rejected, slow retry': {
@@ -62,7 +59,7 @@ describe('classifyFailure', () => {
   for (const [name, { args, want }] of Object.entries(cases)) {
     it(name, () => {
       const b = args.ready ? bucket().prepared().withStatus(readyStatus('http://p')).build() : bucket().prepared().build();
-      const got = classifyFailure(args.err, b, args.during);
+      const got = classifyFailure(args.err, b);
       expect(got.type).to.equal(want.type);
       if (got.type === 'retry' || got.type === 'terminal') {
         expect(got.status.synced.reason).to.equal(want.reason);
@@ -71,4 +68,15 @@ describe('classifyFailure', () => {
       if (got.type === 'retry') expect(got.requeueAfterMs).to.equal(want.requeueAfterMs);
     });
   }
+});
+
+describe('isKeySpent', () => {
+  const cases: Record<string, { err: unknown; want: boolean }> = {
+    '410 BucketDeleted': { err: new ProviderError('gone', { status: 410, code: 'BucketDeleted' }), want: true },
+    '410 IdempotencyKeyRevoked': { err: new ProviderError('revoked', { status: 410, code: 'IdempotencyKeyRevoked' }), want: true },
+    'another 410': { err: new ProviderError('gone', { status: 410, code: 'Gone' }), want: false },
+    '409 IdempotencyKeyReused': { err: new ProviderError('reused', { status: 409, code: 'IdempotencyKeyReused' }), want: false },
+    'not a provider error': { err: new Error('BucketDeleted'), want: false },
+  };
+  for (const [name, { err, want }] of Object.entries(cases)) it(name, () => expect(isKeySpent(err)).to.equal(want));
 });

@@ -6,7 +6,9 @@ import { DEFAULT_TAGS, bucket, providerBucket, readyStatus } from '../../support
 const ENDPOINT = 'http://provider.example';
 const absent: Observation = { exists: false };
 const active: Observation = { exists: true, bucket: providerBucket() };
-const connected: DecisionFacts = { driftReported: false, connection: { endpoint: ENDPOINT } };
+const CLUSTER = 'cluster-1';
+const ACCOUNT = 'acct-1';
+const connected: DecisionFacts = { driftReported: false, clusterId: CLUSTER, connection: { endpoint: ENDPOINT, accountId: ACCOUNT } };
 const observed = (observation: Observation): DecisionFacts => ({ ...connected, observation });
 const ready = () => bucket().prepared('k1').withStatus(readyStatus(ENDPOINT));
 const observe: Need = { type: 'observe', fence: false };
@@ -229,7 +231,7 @@ const cases: Record<string, Case> = {
     want: {
       type: 'blocked',
       reason: 'ProviderChanged',
-      message: `bucket bucket-000001 was created at http://old, but the BucketProviderConfig now points at ${ENDPOINT}`,
+      message: `bucket bucket-000001 was created at http://old, but the BucketProviderConfig now points at ${ENDPOINT}; point the config back, or set deletionPolicy Orphan and delete this StorageBucket to let it go`,
     },
   },
   'deleting after the provider changed: blocked, never release the finalizer': {
@@ -240,7 +242,7 @@ const cases: Record<string, Case> = {
     want: {
       type: 'blocked',
       reason: 'ProviderChanged',
-      message: `bucket bucket-000001 was created at http://old, but the BucketProviderConfig now points at ${ENDPOINT}`,
+      message: `bucket bucket-000001 was created at http://old, but the BucketProviderConfig now points at ${ENDPOINT}; point the config back, or set deletionPolicy Orphan and delete this StorageBucket to let it go`,
     },
   },
   'same provider, bucket gone, deleting: release the finalizer': {
@@ -336,7 +338,7 @@ const cases: Record<string, Case> = {
     want: {
       type: 'blocked',
       reason: 'ProviderChanged',
-      message: `bucket bucket-000001 was created at http://old, but the BucketProviderConfig now points at ${ENDPOINT}`,
+      message: `bucket bucket-000001 was created at http://old, but the BucketProviderConfig now points at ${ENDPOINT}; point the config back, or set deletionPolicy Orphan and delete this StorageBucket to let it go`,
     },
   },
   'config moved, the bucket there is tagged as ours: carry on': {
@@ -344,7 +346,7 @@ const cases: Record<string, Case> = {
     want: { type: 'ready', announce: false, adopting: false },
   },
   'config being deleted, new object: nothing starts through it': {
-    args: { bucket: bucket().build(), facts: { driftReported: false, connection: { endpoint: ENDPOINT, configDeleting: true } } },
+    args: { bucket: bucket().build(), facts: { driftReported: false, connection: { endpoint: ENDPOINT, accountId: ACCOUNT, configDeleting: true } } },
     want: {
       type: 'waitForConfig',
       reason: 'ProviderConfigDeleting',
@@ -353,18 +355,21 @@ const cases: Record<string, Case> = {
     },
   },
   'config being deleted, Ready bucket: still trusted, still Ready': {
-    args: { bucket: ready().build(), facts: { driftReported: false, connection: { endpoint: ENDPOINT, configDeleting: true } } },
+    args: { bucket: ready().build(), facts: { driftReported: false, connection: { endpoint: ENDPOINT, accountId: ACCOUNT, configDeleting: true } } },
     want: { type: 'upToDate' },
   },
   'config being deleted, resize of a managed bucket: goes on': {
     args: {
       bucket: ready().withSpec({ sizeGB: 20 }).withGeneration(2).build(),
-      facts: { ...observed(active), connection: { endpoint: ENDPOINT, configDeleting: true } },
+      facts: { ...observed(active), connection: { endpoint: ENDPOINT, accountId: ACCOUNT, configDeleting: true } },
     },
     want: { type: 'update', id: 'bucket-000001', patch: { sizeGB: 20 }, requested: true, grows: true, adopting: false },
   },
   'config being deleted, deleting a managed bucket: DELETE through it': {
-    args: { bucket: ready().deleting().build(), facts: { driftReported: false, connection: { endpoint: ENDPOINT, configDeleting: true } } },
+    args: {
+      bucket: ready().deleting().build(),
+      facts: { driftReported: false, connection: { endpoint: ENDPOINT, accountId: ACCOUNT, configDeleting: true } },
+    },
     want: { type: 'delete', id: 'bucket-000001' },
   },
   "deleting a second adopter: release, never delete the owner's bucket": {
@@ -407,9 +412,15 @@ describe('decide', () => {
   }
 
   it('statusTrusted needs Ready and Synced for the current generation', () => {
-    expect(statusTrusted(ready().build(), ENDPOINT)).to.equal(true);
-    expect(statusTrusted(ready().withGeneration(2).build(), ENDPOINT)).to.equal(false);
-    expect(statusTrusted(ready().withStatus({ endpoint: '' }).build(), ENDPOINT)).to.equal(false);
+    const to = { endpoint: ENDPOINT, accountId: ACCOUNT };
+    expect(statusTrusted(ready().build(), to)).to.equal(true);
+    expect(statusTrusted(ready().withGeneration(2).build(), to)).to.equal(false);
+    expect(statusTrusted(ready().withStatus({ endpoint: '' }).build(), to)).to.equal(false);
+    // Credentials of another account since: asked, so ProviderChanged shows at once.
+    expect(statusTrusted(ready().build(), { endpoint: ENDPOINT, accountId: 'acct-2' })).to.equal(false);
+    // Account unknown on either side (a status written before it was recorded): no check.
+    expect(statusTrusted(ready().withStatus({ account: undefined }).build(), to)).to.equal(true);
+    expect(statusTrusted(ready().build(), { endpoint: ENDPOINT })).to.equal(true);
   });
 });
 
@@ -422,7 +433,7 @@ describe('keyObservation', () => {
   for (const [name, { args, want }] of Object.entries(table)) {
     it(name, () => {
       const found = args.tags ? providerBucket({ tags: args.tags }) : undefined;
-      expect(keyObservation(bucket().prepared().build(), found)).to.deep.equal(want);
+      expect(keyObservation(bucket().prepared().build(), found, CLUSTER)).to.deep.equal(want);
     });
   }
 });

@@ -310,7 +310,7 @@ describe('BucketReconciler (orchestrator, with plain fakes)', () => {
       world.delete();
       expect(await world.reconcile()).to.deep.equal({ type: 'done' });
       expect(world.bucket()).to.equal(undefined);
-      expect([...world.provider.revoked]).to.deep.equal(['k1']);
+      expect([...world.provider.revoked]).to.deep.equal(['acct-1/k1']);
       // A create with that key arriving late can no longer commit.
       const late = await world.provider
         .createBucket({ region: 'us-east-1', sizeGB: 10, encrypted: false, tags: {} }, 'k1')

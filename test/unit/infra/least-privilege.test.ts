@@ -34,6 +34,8 @@ const ALLOWED: Record<'watched' | 'own', Record<string, readonly string[]>> = {
     '/secrets': ['create', 'get', 'list', 'patch', 'watch'],
     '/services': ['create', 'get', 'list', 'patch', 'watch'],
     'events.k8s.io/events': ['create', 'patch'],
+    // One named cluster-scoped object, in either mode: the cluster identity (its uid).
+    '/namespaces[kube-system]': ['get'],
   },
   own: {
     'coordination.k8s.io/leases': ['create', 'get', 'update'],
@@ -72,7 +74,8 @@ function grantedTo(objs: Obj[], ns: string, sa: string): Record<'watched' | 'own
     for (const rule of role['rules'] as Obj[]) {
       for (const group of rule['apiGroups'] as string[]) {
         for (const resource of rule['resources'] as string[]) {
-          const key = `${group}/${resource}`;
+          const names = rule['resourceNames'] as string[] | undefined;
+          const key = `${group}/${resource}${names ? `[${names.join(',')}]` : ''}`;
           out[scope][key] ??= new Set();
           for (const verb of rule['verbs'] as string[]) out[scope][key].add(verb);
         }

@@ -259,6 +259,7 @@ describe('bucket controllers: credential Secrets (lean cache)', () => {
     };
     setupBucketControllers(mgr, {
       clients,
+      clusterId: 'cluster-1',
       events: { event: () => undefined },
       writer: {
         addFinalizer: unused,

@@ -9,6 +9,7 @@ local hs = {}
 -- objects written before Stalled existed are judged the same way.
 local terminal = {
   AdoptTargetNotFound = true,
+  BucketOwnedByOtherCluster = true,
   BucketOwnedElsewhere = true,
   CredentialsRejected = true,
   InvalidSpec = true,
