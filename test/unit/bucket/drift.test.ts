@@ -14,6 +14,21 @@ const listed = providerBucket();
 const cases: Record<string, { cached: StorageBucket[]; listed: ProviderBucket[]; want: Array<[string, DriftReason]> }> = {
   'listed as recorded: nothing to do': { cached: [ready().build()], listed: [listed], want: [] },
   'deleted at the provider (or lost the managed-by tag): missing': { cached: [ready().build()], listed: [], want: [['b1', 'missing']] },
+  'tagged before the cluster tag existed: drifted (the update adds it)': {
+    cached: [ready().build()],
+    listed: [providerBucket({ tags: Object.fromEntries(Object.entries(listed.tags).filter(([k]) => k !== 'kubernetes-cluster')) })],
+    want: [['b1', 'drifted']],
+  },
+  'the provider names an account the status does not record yet: statusStale (recorded once)': {
+    cached: [ready().withStatus({ account: undefined }).build()],
+    listed: [providerBucket({ account: 'acct-1' })],
+    want: [['b1', 'statusStale']],
+  },
+  'the provider names the account the status records: fine': {
+    cached: [ready().build()],
+    listed: [providerBucket({ account: 'acct-1' })],
+    want: [],
+  },
   'shrunk at the provider: drifted': { cached: [ready().build()], listed: [providerBucket({ sizeGB: 3 })], want: [['b1', 'drifted']] },
   'encryption flipped at the provider: drifted': {
     cached: [ready().build()],
