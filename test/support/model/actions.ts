@@ -6,7 +6,13 @@
  * the shrinker tries) still runs and means something close.
  */
 import type { BucketProviderConfig, StorageBucket } from '../../../operator/api/v1';
-import { ADOPT_ANNOTATION, API_VERSION, IDEMPOTENCY_KEY_ANNOTATION, PAUSED_ANNOTATION, RECONCILE_REQUESTED_ANNOTATION } from '../../../operator/api/v1';
+import {
+  ADOPT_ANNOTATION,
+  API_VERSION,
+  IDEMPOTENCY_KEY_ANNOTATION,
+  PAUSED_ANNOTATION,
+  RECONCILE_REQUESTED_ANNOTATION,
+} from '../../../operator/api/v1';
 import { MANAGED_BY_TAG } from '../../../operator/bucket/tags';
 import { where } from './invariants';
 import type { Prng } from './prng';

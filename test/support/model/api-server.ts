@@ -236,6 +236,8 @@ export class ModelApiServer implements ObjectWriter {
   }
 
   async configHasUsers(config: ObjectKey): Promise<boolean> {
-    return this.list<StorageBucket>('StorageBucket').some((b) => b.metadata.namespace === config.namespace && b.spec.providerRef.name === config.name);
+    return this.list<StorageBucket>('StorageBucket').some(
+      (b) => b.metadata.namespace === config.namespace && b.spec.providerRef.name === config.name,
+    );
   }
 }

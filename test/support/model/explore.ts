@@ -1,7 +1,9 @@
 /**
- * Runs many seeded sequences and reports what broke: for each failing seed, the invariant,
- * its detail, and the shortest action list the shrinker found, replayed as readable lines.
- * Shared by the unit test (fixed seeds) and bench/model.ts (the long run).
+ * Runs many seeded sequences and reports what broke, grouped: failures whose invariant and
+ * detail agree but for numbers (ids, uids, names) are one group. For the first seed of each
+ * group the shrinker finds the shortest action list that still breaks the same invariant,
+ * and the report replays it as readable lines. Shared by the unit test (fixed seeds) and
+ * bench/model.ts (the long run).
  */
 import { randomActions, type ModelAction } from './actions';
 import type { Violation } from './invariants';
@@ -23,59 +25,103 @@ export interface Finding {
   readonly violation: Violation;
   /** The shortest list found that still breaks the same invariant. */
   readonly shortest: readonly ModelAction[];
-  /** That list's run, line by line, ending with the violation. */
+  /** That list's run, line by line. */
   readonly trace: readonly string[];
+}
+
+/** Failures that look alike: one invariant, one detail but for numbers. */
+export interface FindingGroup {
+  /** The invariant and the detail with every number replaced by N. */
+  readonly key: string;
+  /** Every seed that failed this way. */
+  readonly seeds: readonly number[];
+  /** The first seed's failure, shrunk (or as generated, without shrinking). */
+  readonly example: Finding;
 }
 
 /** What a batch of seeds found. */
 export interface ExploreReport {
   readonly sequences: number;
+  readonly failedSequences: number;
   readonly reconciles: number;
-  readonly findings: readonly Finding[];
+  readonly groups: readonly FindingGroup[];
   readonly ms: number;
 }
 
 /** Options of {@link explore}. */
 export interface ExploreOptions {
-  readonly seeds: readonly number[];
+  readonly seeds: Iterable<number>;
   /** @default DEFAULT_LENGTH */
   readonly length?: number;
-  /** Shrink failures (slower). @default true */
+  /** Shrink the example of each group. @default true */
   readonly shrink?: boolean;
   /** Told after each sequence. */
-  readonly progress?: (done: number, findings: number) => void;
+  readonly progress?: (done: number, failed: number) => void;
 }
 
-/** Runs every seed; failures are shrunk to the shortest list that breaks the same invariant. */
+/** The grouping key of a violation. */
+export function groupKey(v: Violation): string {
+  return `${v.invariant}: ${v.detail.replace(/[0-9]+/g, 'N')}`;
+}
+
+/** Runs every seed and groups the failures; each group's first seed is shrunk. */
 export async function explore(opts: ExploreOptions): Promise<ExploreReport> {
   const started = Date.now();
-  const findings: Finding[] = [];
+  const length = opts.length ?? DEFAULT_LENGTH;
+  const failures = new Map<
+    string,
+    { seeds: number[]; first: { seed: number; violation: Violation; actions: ModelAction[]; trace: readonly string[] } }
+  >();
   let reconciles = 0;
-  let done = 0;
+  let sequences = 0;
+  let failed = 0;
   for (const seed of opts.seeds) {
-    const actions = actionsFor(seed, opts.length);
+    const actions = actionsFor(seed, length);
     const run = await runSequence(actions);
+    sequences++;
     reconciles += run.reconciles;
-    const first = run.violations[0];
-    if (first) {
-      const sameInvariant = async (candidate: readonly ModelAction[]) =>
-        (await runSequence(candidate)).violations.some((v) => v.invariant === first.invariant);
-      const shortest = opts.shrink === false ? actions : await shrink(actions, sameInvariant);
-      const replay = await runSequence(shortest);
-      const violation = replay.violations.find((v) => v.invariant === first.invariant) ?? first;
-      findings.push({ seed, violation, shortest, trace: replay.trace });
+    const violation = run.violations[0];
+    if (violation) {
+      failed++;
+      const key = groupKey(violation);
+      const group = failures.get(key);
+      if (group) group.seeds.push(seed);
+      else failures.set(key, { seeds: [seed], first: { seed, violation, actions, trace: run.trace } });
     }
-    opts.progress?.(++done, findings.length);
+    opts.progress?.(sequences, failed);
   }
-  return { sequences: opts.seeds.length, reconciles, findings, ms: Date.now() - started };
+  const groups: FindingGroup[] = [];
+  for (const [key, { seeds, first }] of failures) {
+    if (opts.shrink === false) {
+      groups.push({ key, seeds, example: { seed: first.seed, violation: first.violation, shortest: first.actions, trace: first.trace } });
+      continue;
+    }
+    const same = first.violation.invariant;
+    const shortest = await shrink(first.actions, async (c) => (await runSequence(c)).violations.some((v) => v.invariant === same));
+    const replay = await runSequence(shortest);
+    const violation = replay.violations.find((v) => v.invariant === same) ?? first.violation;
+    groups.push({ key, seeds, example: { seed: first.seed, violation, shortest, trace: replay.trace } });
+  }
+  return { sequences, failedSequences: failed, reconciles, groups, ms: Date.now() - started };
 }
 
 /** A finding as the test and the script print it. */
 export function formatFinding(f: Finding): string {
-  const lines = [
-    `seed ${f.seed}: ${f.violation.invariant} broken after ${f.shortest.length} action(s)`,
+  return [
+    `seed ${f.seed}: ${f.violation.invariant} broken; shortest sequence found (${f.shortest.length} action(s)):`,
     ...f.trace.map((t, i) => `  ${String(i + 1).padStart(2)}. ${t}`),
     `  => ${f.violation.invariant}: ${f.violation.detail}`,
+  ].join('\n');
+}
+
+/** A whole report: counts, then each group with its seeds and its shortest sequence. */
+export function formatReport(r: ExploreReport): string {
+  const lines = [
+    `${r.sequences} sequences, ${r.reconciles} reconciles, ${r.failedSequences} failing sequence(s) in ${r.groups.length} group(s), ${(r.ms / 1000).toFixed(1)} s`,
   ];
+  for (const g of r.groups) {
+    const seeds = g.seeds.length > 12 ? `${g.seeds.slice(0, 12).join(', ')}, ... (${g.seeds.length})` : g.seeds.join(', ');
+    lines.push('', `[${g.seeds.length}x] ${g.key}`, `  seeds: ${seeds}`, formatFinding(g.example));
+  }
   return lines.join('\n');
 }

@@ -184,10 +184,21 @@ function clientFor(p: ModelProviders, ep: Endpoint | undefined, url: string, acc
     }
     return { ep, account };
   };
-  const run = <T>(op: ProviderOp, id: string | undefined, f: (e: Endpoint, acct: string) => { result: T; after?: ProviderBucket; id?: string }): T => {
+  const run = <T>(
+    op: ProviderOp,
+    id: string | undefined,
+    f: (e: Endpoint, acct: string) => { result: T; after?: ProviderBucket; id?: string },
+  ): T => {
     const { ep: e, account: acct } = enter(op);
     const before = id !== undefined ? e.store.get(e.real(id), acct) : undefined;
-    const base = { endpoint: url, account: acct, op, actor: p.actor, ...(id !== undefined ? { id } : {}), ...(before ? { before: e.view(before) } : {}) };
+    const base = {
+      endpoint: url,
+      account: acct,
+      op,
+      actor: p.actor,
+      ...(id !== undefined ? { id } : {}),
+      ...(before ? { before: e.view(before) } : {}),
+    };
     if (WRITE_OPS.has(op)) p.beforeWrite?.(base);
     let out: { result: T; after?: ProviderBucket; id?: string };
     try {

@@ -106,7 +106,8 @@ export class Runner {
     this.queued.clear();
     this.periodic.clear();
     this.absorb();
-    for (const b of this.world.api.list<StorageBucket>(KINDS.bucket)) this.queued.add(keyString({ namespace: b.metadata.namespace ?? '', name: b.metadata.name ?? '' }));
+    for (const b of this.world.api.list<StorageBucket>(KINDS.bucket))
+      this.queued.add(keyString({ namespace: b.metadata.namespace ?? '', name: b.metadata.name ?? '' }));
   }
 
   /** Runs one reconcile of `key` now, whether queued or not, and queues what follows from it. */

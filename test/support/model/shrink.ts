@@ -18,7 +18,7 @@ export async function shrink<T>(items: readonly T[], fails: (candidate: readonly
   let chunk = Math.max(1, Math.floor(current.length / 2));
   while (current.length > 0 && runs < maxRuns) {
     let removed = false;
-    for (let start = 0; start < current.length && runs < maxRuns; ) {
+    for (let start = 0; start < current.length && runs < maxRuns;) {
       const candidate = [...current.slice(0, start), ...current.slice(start + chunk)];
       runs++;
       if (await fails(candidate)) {

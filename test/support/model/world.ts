@@ -8,7 +8,13 @@
 import type { V1Secret, V1Service } from '@kubernetes/client-node';
 import pino from 'pino';
 import type { BucketProviderConfig, StorageBucket } from '../../../operator/api/v1';
-import { CONFIG_IN_USE_FINALIZER, CREDENTIALS_SECRET_LABEL, CREDENTIALS_SECRET_TYPE, MANAGED_BY_LABEL, MANAGED_BY_VALUE } from '../../../operator/api/v1';
+import {
+  CONFIG_IN_USE_FINALIZER,
+  CREDENTIALS_SECRET_LABEL,
+  CREDENTIALS_SECRET_TYPE,
+  MANAGED_BY_LABEL,
+  MANAGED_BY_VALUE,
+} from '../../../operator/api/v1';
 import { connect, withoutUnlabelledData, type CredentialSecrets } from '../../../operator/bucket/connect';
 import { DriftReports } from '../../../operator/bucket/drift';
 import { DriftScanner } from '../../../operator/bucket/drift-scanner';
@@ -50,7 +56,11 @@ class ModelClients extends ProviderClients {
   }
 }
 
-function cacheOf<T extends KubeObject>(objects: readonly KubeObject[], keep: (o: KubeObject) => boolean = () => true, transform?: (o: KubeObject) => KubeObject): IndexedCache<T> {
+function cacheOf<T extends KubeObject>(
+  objects: readonly KubeObject[],
+  keep: (o: KubeObject) => boolean = () => true,
+  transform?: (o: KubeObject) => KubeObject,
+): IndexedCache<T> {
   const c = new IndexedCache<T>();
   for (const o of objects) if (keep(o)) c.upsert((transform ? transform(o) : o) as T);
   return c;
