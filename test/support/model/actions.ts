@@ -62,6 +62,8 @@ export type ModelAction =
   | { readonly type: 'restart' }
   /** One reconcile of one key, now: interleaves the operator with the user. */
   | { readonly type: 'step'; readonly obj: ObjRef }
+  /** One reconcile of one key from a cache that has not seen the object's latest write (or its deletion). */
+  | { readonly type: 'laggingStep'; readonly obj: ObjRef }
   | { readonly type: 'quiesce' };
 
 /** Everything an action acts on. */
@@ -95,6 +97,7 @@ const WEIGHTS: readonly (readonly [ModelAction['type'], number])[] = [
   ['loseNextAnswer', 3],
   ['restart', 4],
   ['step', 12],
+  ['laggingStep', 4],
   ['quiesce', 10],
 ];
 
@@ -120,6 +123,7 @@ export function randomAction(rng: Prng): ModelAction {
     case 'delete':
     case 'recreate':
     case 'step':
+    case 'laggingStep':
       return { type, obj: randomObj(rng) };
     case 'setAdopt':
       return { type, obj: randomObj(rng), adopt: rng.chance(0.3) ? null : rng.int(0, 99) };
@@ -313,6 +317,10 @@ export async function applyAction(env: ActionEnv, a: ModelAction, n: number): Pr
       if (!world.api.read(KINDS.bucket, key(a.obj))) return missing(a.obj);
       await runner.step(key(a.obj));
       return describe(a);
+    case 'laggingStep':
+      if (!world.api.read(KINDS.bucket, key(a.obj)) && !world.api.lagging(KINDS.bucket, key(a.obj))) return missing(a.obj);
+      await runner.step(key(a.obj), true);
+      return describe(a);
     case 'quiesce':
       return describe(a);
     default: {
@@ -361,6 +369,8 @@ export function describe(a: ModelAction): string {
       return 'operator restarts';
     case 'step':
       return `operator reconciles ${ref(a.obj)} once`;
+    case 'laggingStep':
+      return `operator reconciles ${ref(a.obj)} once, from a cache one write behind`;
     case 'quiesce':
       return 'operator runs until quiet; invariants checked';
     default: {

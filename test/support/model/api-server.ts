@@ -29,6 +29,8 @@ export class ModelApiServer implements ObjectWriter {
   private readonly objects = new Map<string, WithSpec>();
   private rv = 1000;
   private uids = 0;
+  /** Each object's version before its latest write (or its last, once removed): what a lagging cache shows. */
+  private readonly previous = new Map<string, WithSpec>();
   /** Changes not yet taken by the runner, oldest first. */
   private events: WatchEvent[] = [];
   /** Frozen time every timestamp is written with (the model's clock moves it). */
@@ -44,6 +46,12 @@ export class ModelApiServer implements ObjectWriter {
   /** A copy of the stored object, or undefined. */
   read<T extends KubeObject>(kind: string, key: ObjectKey): T | undefined {
     const o = this.objects.get(id(kind, key));
+    return o ? (structuredClone(o) as T) : undefined;
+  }
+
+  /** The version before the latest write of the object (its last version once it is gone), or undefined. */
+  lagging<T extends KubeObject>(kind: string, key: ObjectKey): T | undefined {
+    const o = this.previous.get(id(kind, key));
     return o ? (structuredClone(o) as T) : undefined;
   }
 
@@ -73,6 +81,8 @@ export class ModelApiServer implements ObjectWriter {
       status: undefined,
     });
     this.cleanUndefined(stored);
+    // A removed predecessor stays what a lagging cache shows: one that has not seen the
+    // deletion has not seen this create either.
     this.objects.set(id(kind, key), stored);
     this.events.push({ kind, type: 'add', obj: structuredClone(stored) });
     return structuredClone(stored) as T;
@@ -120,6 +130,7 @@ export class ModelApiServer implements ObjectWriter {
     const live = this.objects.get(id(kind, key));
     if (!live) return;
     this.objects.delete(id(kind, key));
+    this.previous.set(id(kind, key), live);
     this.events.push({ kind, type: 'delete', obj: structuredClone(live) });
     this.collectDependents(live.metadata?.uid);
   }
@@ -145,6 +156,8 @@ export class ModelApiServer implements ObjectWriter {
       this.remove(kind, key);
       return structuredClone(stored);
     }
+    if (old) this.previous.set(id(kind, key), old);
+    else this.previous.delete(id(kind, key));
     this.objects.set(id(kind, key), stored);
     this.events.push({ kind, type: old ? 'update' : 'add', ...(old ? { old: structuredClone(old) } : {}), obj: structuredClone(stored) });
     return structuredClone(stored);

@@ -59,9 +59,21 @@ export interface ExploreOptions {
   readonly progress?: (done: number, failed: number) => void;
 }
 
-/** The grouping key of a violation. */
+/**
+ * The grouping key of a violation: its detail with numbers, provider places and the point of
+ * the run (a trailing `(at ...)`) left out, so one cause reached in several ways is one group.
+ */
 export function groupKey(v: Violation): string {
-  return `${v.invariant}: ${v.detail.replace(/[0-9]+/g, 'N')}`;
+  // Places become E1/A1, E1/A2, E2/A1 ... in order of appearance: which endpoint or account
+  // does not matter, whether two places share one does.
+  const endpoints: string[] = [];
+  const accounts: string[] = [];
+  const nth = (list: string[], x: string) => (list.includes(x) ? list.indexOf(x) : list.push(x) - 1) + 1;
+  const detail = v.detail
+    .replace(/\s*\(at [^)]*\)$/, '')
+    .replace(/provider-([a-z]+)\/([a-z]+)/g, (_m, e: string, a: string) => `E${nth(endpoints, e)}/A${nth(accounts, a)}`)
+    .replace(/(?<![EA])[0-9]+/g, 'N');
+  return `${v.invariant}: ${detail}`;
 }
 
 /** Runs every seed and groups the failures; each group's first seed is shrunk. */

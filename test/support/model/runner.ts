@@ -110,13 +110,16 @@ export class Runner {
       this.queued.add(keyString({ namespace: b.metadata.namespace ?? '', name: b.metadata.name ?? '' }));
   }
 
-  /** Runs one reconcile of `key` now, whether queued or not, and queues what follows from it. */
-  async step(key: ObjectKey): Promise<void> {
+  /**
+   * Runs one reconcile of `key` now, whether queued or not, and queues what follows from it;
+   * `lagging`: from a cache one write behind (see {@link ModelWorld.reconcile}).
+   */
+  async step(key: ObjectKey, lagging = false): Promise<void> {
     this.absorb();
     const k = keyString(key);
     this.queued.delete(k);
     this.periodic.delete(k);
-    const out = await this.world.reconcile(key);
+    const out = await this.world.reconcile(key, { lagging });
     if (out instanceof Error) {
       if (!isTerminalError(out)) this.queued.add(k);
     } else if (out.type === 'requeueAfter') {

@@ -34,7 +34,7 @@ export async function runSequence(actions: readonly ModelAction[]): Promise<RunR
 
   const settle = async (label: string): Promise<boolean> => {
     const q = await runner.quiesce();
-    if (!q.quiet) violations.push({ invariant: Invariant.quiescence, detail: `${label}: ${q.reason}` });
+    if (!q.quiet) violations.push({ invariant: Invariant.quiescence, detail: `${q.reason} (at ${label})` });
     else violations.push(...checkQuiescent(world.api.list<StorageBucket>(KINDS.bucket), world.providers.all()));
     return violations.length === 0;
   };

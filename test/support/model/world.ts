@@ -143,9 +143,15 @@ export class ModelWorld {
     return { buckets, configs, secrets, ownedSecrets, services };
   }
 
-  /** Runs one reconcile of `key` with the current process; an Error is what the runner would get. */
-  async reconcile(key: ObjectKey): Promise<Action | Error> {
+  /**
+   * Runs one reconcile of `key` with the current process; an Error is what the runner would
+   * get. `lagging`: the cache still shows the bucket as it was before its latest write (or,
+   * once it is gone, as it last was), as an informer behind the API server does.
+   */
+  async reconcile(key: ObjectKey, opts: { lagging?: boolean } = {}): Promise<Action | Error> {
     const c = this.caches();
+    const behind = opts.lagging ? this.api.lagging<StorageBucket>(KINDS.bucket, key) : undefined;
+    if (behind) c.buckets.upsert(behind);
     const live = c.buckets.get(key);
     this.reconciles++;
     const reconciler = new BucketReconciler({
