@@ -120,6 +120,8 @@ export class Runner {
     this.queued.delete(k);
     this.periodic.delete(k);
     const out = await this.world.reconcile(key, { lagging });
+    // The event that brings a lagging cache up to date enqueues the key again.
+    if (lagging) this.queued.add(k);
     if (out instanceof Error) {
       if (!isTerminalError(out)) this.queued.add(k);
     } else if (out.type === 'requeueAfter') {
