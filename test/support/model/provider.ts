@@ -26,7 +26,7 @@ export type Actor =
   | { readonly kind: 'user' };
 
 /** Provider operations, as the audit log names them. */
-export type ProviderOp = 'get' | 'findByKey' | 'list' | 'revoke' | 'create' | 'update' | 'delete';
+export type ProviderOp = 'account' | 'get' | 'findByKey' | 'list' | 'revoke' | 'create' | 'update' | 'delete';
 
 /** Operations that change something at the provider. */
 export const WRITE_OPS: ReadonlySet<ProviderOp> = new Set(['revoke', 'create', 'update', 'delete']);
@@ -105,6 +105,8 @@ class Endpoint {
       endpoint: b.endpoint.replace(b.id, id),
       tags: { ...b.tags },
       ...(b.idempotencyKey !== undefined ? { idempotencyKey: b.idempotencyKey } : {}),
+      // As the provider's JSON carries it: the operator records it in status.account.
+      account: b.account,
     };
   }
 }
@@ -216,6 +218,8 @@ function clientFor(p: ModelProviders, ep: Endpoint | undefined, url: string, acc
   };
   const wire = <T>(v: T): unknown => JSON.parse(JSON.stringify(v)) as unknown;
   return {
+    // Not recorded: the real client asks once per account and keeps the answer.
+    accountId: async () => enter('account').account,
     getBucket: async (id) =>
       run('get', id, (e, acct) => {
         const b = e.store.get(e.real(id), acct);

@@ -29,6 +29,8 @@ import { ModelApiServer } from './api-server';
 import { ModelProviders } from './provider';
 
 /** The two provider endpoints of the model. */
+/** The cluster identity the modelled operator runs with. */
+export const MODEL_CLUSTER = 'model-cluster';
 export const ENDPOINTS = ['https://provider-a.example', 'https://provider-b.example'] as const;
 /** Credential Secrets every namespace holds, by name, with the account their key belongs to. */
 export const CREDENTIALS = { 'cred-alpha': { key: 'key-alpha', account: 'alpha' }, 'cred-beta': { key: 'key-beta', account: 'beta' } } as const;
@@ -156,6 +158,7 @@ export class ModelWorld {
     this.reconciles++;
     const reconciler = new BucketReconciler({
       buckets: c.buckets,
+      clusterId: MODEL_CLUSTER,
       ownedSecrets: c.ownedSecrets,
       services: c.services,
       connect: (bucket, signal) => connect({ configs: c.configs, secrets: c.secrets, clients: this.clients }, bucket, signal),
@@ -194,6 +197,7 @@ export class ModelWorld {
       configs: c.configs,
       secrets: c.secrets,
       clients: this.clients,
+      clusterId: MODEL_CLUSTER,
       reports: this.process.reports,
       channel: new KeyChannel(),
       logger: silent,
