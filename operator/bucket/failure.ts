@@ -52,6 +52,15 @@ export function isKeySpent(err: unknown): boolean {
 }
 
 /**
+ * True when `err` is a create's refusal of a key already used for another request (409
+ * IdempotencyKeyReused): a key copied with a manifest whose bucket is gone, or a create of
+ * ours still pending with an older spec. The create path fences the key and decides again.
+ */
+export function isKeyReused(err: unknown): boolean {
+  return isProviderError(err) && err.status === 409 && err.code === 'IdempotencyKeyReused';
+}
+
+/**
  * Classifies `err`, thrown while reconciling `bucket`. Transient failures keep the Ready condition and observed generation as they were, so
  * a blip neither flips a Ready bucket nor tells `kubectl wait` that a new spec is done.
  */

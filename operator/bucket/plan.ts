@@ -12,6 +12,7 @@ import type { StorageBucket } from '../api/v1';
 import {
   ADOPT_ANNOTATION,
   BUCKET_FINALIZER,
+  CREATE_TARGET_ANNOTATION,
   IDEMPOTENCY_KEY_ANNOTATION,
   PAUSED_ANNOTATION,
   RECONCILE_REQUESTED_ANNOTATION,
@@ -61,6 +62,11 @@ export interface DecisionFacts {
    * (deleted with deletionPolicy Orphan) do not block an adoption. @default always true
    */
   readonly ownerExists?: (namespace: string, name: string) => boolean;
+  /**
+   * `namespace/name` of another live StorageBucket whose idempotency key annotation is `key`,
+   * if any: the object that made a bucket whose owner tags are gone. @default none
+   */
+  readonly keyOwner?: (key: string) => string | undefined;
   /** Set once the provider was asked (or a call's answer told what it holds). */
   readonly observation?: Observation;
 }
@@ -172,7 +178,10 @@ export function decide(bucket: StorageBucket, facts: DecisionFacts): Step | Need
   const to = facts.connection;
   const clusterId = facts.clusterId ?? '';
   const next = facts.observation
-    ? plan(bucket, facts.observation, to, clusterId, facts.ownerExists ?? (() => true))
+    ? plan(bucket, facts.observation, to, clusterId, {
+        ownerExists: facts.ownerExists ?? (() => true),
+        keyOwner: facts.keyOwner ?? (() => undefined),
+      })
     : preplan(bucket, to, facts.driftReported);
   return to.configDeleting ? throughDeletingConfig(bucket, next) : next;
 }
@@ -329,18 +338,45 @@ function providerChanged(bucket: StorageBucket, to: ConnectedTo): Step {
   };
 }
 
+/** What plan() may ask about other StorageBuckets (from the cache). */
+interface Others {
+  readonly ownerExists: (namespace: string, name: string) => boolean;
+  readonly keyOwner: (key: string) => string | undefined;
+}
+
+/** `endpoint`, with the account when known, as messages name a provider. */
+function describeTarget(endpoint: string, accountId: string | undefined): string {
+  return accountId ? `${endpoint} (account ${accountId})` : endpoint;
+}
+
+/**
+ * The {@link CREATE_TARGET_ANNOTATION} value for a create from `bucket` through `to`: written
+ * with the key, before the create is sent.
+ */
+export function createTarget(bucket: StorageBucket, to: ConnectedTo): string {
+  return `${bucket.metadata.uid ?? ''} ${to.accountId ?? ''} ${to.endpoint}`;
+}
+
+/**
+ * Where this object's pending create went, when that is not where the connection reaches now
+ * and no answer recorded an id; undefined otherwise. A value written for another uid (a copied
+ * manifest, a restore) says nothing about this object.
+ */
+function sentElsewhere(bucket: StorageBucket, to: ConnectedTo): string | undefined {
+  const value = bucket.metadata.annotations?.[CREATE_TARGET_ANNOTATION];
+  if (bucket.status?.id || !value) return undefined;
+  const [uid = '', account = '', endpoint = ''] = value.split(' ');
+  if (uid !== bucket.metadata.uid) return undefined;
+  const accountMoved = account !== '' && to.accountId !== undefined && account !== to.accountId;
+  return endpoint !== to.endpoint || accountMoved ? describeTarget(endpoint, account || undefined) : undefined;
+}
+
 /**
  * Decides from the provider's answer. Reached only after preplan asked for the observation
  * (or a call's answer stood in for one), so the finalizer and key are in place for a Full
  * bucket that is not being deleted.
  */
-function plan(
-  bucket: StorageBucket,
-  obs: Observation,
-  to: ConnectedTo,
-  clusterId: string,
-  ownerExists: (namespace: string, name: string) => boolean,
-): Step {
+function plan(bucket: StorageBucket, obs: Observation, to: ConnectedTo, clusterId: string, others: Others): Step {
   if (isObserveOnly(bucket)) return planObserve(bucket, obs);
   const rel = obs.exists ? relation(bucket, obs.bucket, clusterId) : undefined;
   // "Not found" at another provider or account than the one holding our bucket proves
@@ -348,6 +384,15 @@ function plan(
   // bucket. And a bucket of the same id there that is not tagged as this object's is a
   // stranger's (ids repeat across providers): never updated, taken over or deleted.
   if (moved(bucket, to) && rel?.type !== 'thisObject') return providerChanged(bucket, to);
+  // Likewise a create whose answer was lost, sent where the config no longer points.
+  const sentTo = sentElsewhere(bucket, to);
+  if (!obs.exists && sentTo) {
+    return {
+      type: 'blocked',
+      reason: Reason.ProviderChanged,
+      message: `a create with this object's idempotency key was sent to ${sentTo} and its answer never came, but the BucketProviderConfig now points at ${describeTarget(to.endpoint, to.accountId)}; point the config back so the operator can look the key up there, or remove the annotation ${CREATE_TARGET_ANNOTATION} if nothing was created there`,
+    };
+  }
 
   if (bucket.metadata.deletionTimestamp) {
     if (!obs.exists) return { type: 'removeFinalizer', why: 'gone' };
@@ -377,7 +422,7 @@ function plan(
   }
 
   const external = obs.bucket;
-  const taken = takenElsewhere(external.id, relation(bucket, external, clusterId), ownerExists);
+  const taken = takenElsewhere(bucket, external, relation(bucket, external, clusterId), others);
   if (taken) return taken;
   const adopting = !status.id && adoptId !== undefined;
   if (external.phase === 'Provisioning' || external.phase === 'Resizing') return { type: 'wait', phase: external.phase };
@@ -398,7 +443,8 @@ function plan(
  * tags. Both blocks are checked again every drift interval: the owner's deletion is not an
  * event of this object.
  */
-function takenElsewhere(id: string, rel: Relation, ownerExists: (namespace: string, name: string) => boolean): Step | undefined {
+function takenElsewhere(bucket: StorageBucket, external: ProviderBucket, rel: Relation, others: Others): Step | undefined {
+  const id = external.id;
   if (rel.type === 'otherCluster') {
     return {
       type: 'blocked',
@@ -407,9 +453,21 @@ function takenElsewhere(id: string, rel: Relation, ownerExists: (namespace: stri
       recheck: true,
     };
   }
+  if (rel.type === 'untagged' || rel.type === 'earlierObject') {
+    // Its tags are gone, but the key that made it names its maker, which may still live.
+    const key = external.idempotencyKey;
+    const maker = key !== undefined && key !== bucket.metadata.annotations?.[IDEMPOTENCY_KEY_ANNOTATION] ? others.keyOwner(key) : undefined;
+    if (!maker) return undefined;
+    return {
+      type: 'blocked',
+      reason: Reason.BucketOwnedElsewhere,
+      message: `provider bucket ${id} was created by StorageBucket ${maker} (its idempotency key); remove ${ADOPT_ANNOTATION}, or delete ${maker} (deletionPolicy Orphan keeps the bucket) and this one adopts it`,
+      recheck: true,
+    };
+  }
   if (rel.type !== 'otherObject') return undefined;
   const [ns = '', name = ''] = rel.owner.split('/');
-  if (!ownerExists(ns, name)) return undefined;
+  if (!others.ownerExists(ns, name)) return undefined;
   return {
     type: 'blocked',
     reason: Reason.BucketOwnedElsewhere,

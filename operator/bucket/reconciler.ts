@@ -10,7 +10,7 @@ import { ReleasedObjects } from './released';
 import { randomUUID } from 'node:crypto';
 import type { V1Service } from '@kubernetes/client-node';
 import type { StorageBucket } from '../api/v1';
-import { ADOPT_ANNOTATION, BUCKET_FINALIZER, IDEMPOTENCY_KEY_ANNOTATION } from '../api/v1';
+import { ADOPT_ANNOTATION, BUCKET_FINALIZER, CREATE_TARGET_ANNOTATION, IDEMPOTENCY_KEY_ANNOTATION } from '../api/v1';
 import type { ProviderBucket } from '../provider-client';
 import {
   done,
@@ -26,12 +26,12 @@ import {
   type Request,
 } from '../runtime';
 import { ConnectError, type Connection } from './connect';
-import { classifyFailure, isKeySpent } from './failure';
+import { classifyFailure, isKeyReused, isKeySpent } from './failure';
 import { STORAGE_BUCKET } from './kinds';
 import type { DriftMetrics } from './lifecycle-metrics';
 import type { OwnedSecret } from './owned';
 import { OwnedObjects } from './owned-sync';
-import { assertNever, decide, keyObservation, type DecisionFacts, type Observation, type Step } from './plan';
+import { assertNever, createTarget, decide, keyObservation, type ConnectedTo, type DecisionFacts, type Observation, type Step } from './plan';
 import { EventReason } from './reasons';
 import { nextStatus, statusEqual, type StatusFacts } from './status';
 import { stepStatus, type StepFacts } from './step-status';
@@ -129,6 +129,7 @@ export class BucketReconciler implements Reconciler {
       driftReported: this.d.driftReports?.reported(req) ?? false,
       clusterId: this.d.clusterId,
       ownerExists: (ns, name) => this.ownerExists(ns, name),
+      keyOwner: (key) => this.keyOwner(key, cached),
     };
     let conn: Connection | undefined;
     try {
@@ -153,7 +154,8 @@ export class BucketReconciler implements Reconciler {
           facts = { ...facts, observation: await this.observe(mustConnect(conn), bucket, next.fence, ctx.signal) };
           continue;
         }
-        const result = await this.execute(bucket, conn, facts.observation, next, seen, ctx);
+        const to = facts.connection && 'endpoint' in facts.connection ? facts.connection : undefined;
+        const result = await this.execute(bucket, conn, to, facts.observation, next, seen, ctx);
         if (!('replan' in result)) return result;
         facts = { ...facts, observation: result.replan };
       }
@@ -170,6 +172,18 @@ export class BucketReconciler implements Reconciler {
   private ownerExists(namespace: string, name: string): boolean {
     if (this.d.watchedNamespace !== undefined && namespace !== this.d.watchedNamespace) return true;
     return this.d.buckets.get({ namespace, name }) !== undefined;
+  }
+
+  /**
+   * `namespace/name` of another StorageBucket in the cache whose idempotency key is `key`. A
+   * scan, asked only about a bucket whose owner tags are gone, which is rare.
+   */
+  private keyOwner(key: string, self: StorageBucket): string | undefined {
+    for (const b of this.d.buckets.list()) {
+      if (b.metadata.uid === self.metadata.uid || b.metadata.annotations?.[IDEMPOTENCY_KEY_ANNOTATION] !== key) continue;
+      return `${b.metadata.namespace ?? ''}/${b.metadata.name ?? ''}`;
+    }
+    return undefined;
   }
 
   /** Asks the provider about the bucket this object refers to; changes nothing but a fence. */
@@ -198,6 +212,7 @@ export class BucketReconciler implements Reconciler {
   private async execute(
     bucket: StorageBucket,
     conn: Connection | undefined,
+    to: ConnectedTo | undefined,
     obs: Observation | undefined,
     step: Step,
     seen: { bucket: StorageBucket },
@@ -231,7 +246,7 @@ export class BucketReconciler implements Reconciler {
         const key = step.mintKey ? this.newKey() : undefined;
         const prepared = await this.d.writer.patchMetadata(STORAGE_BUCKET, bucket, {
           ...(step.addFinalizer ? { finalizers: [...(bucket.metadata.finalizers ?? []), BUCKET_FINALIZER] } : {}),
-          ...(key ? { annotations: { [IDEMPOTENCY_KEY_ANNOTATION]: key } } : {}),
+          ...(key ? { annotations: this.keyAnnotations(bucket, key, to) } : {}),
         });
         seen.bucket = prepared;
         log.debug('added finalizer and idempotency key');
@@ -241,7 +256,7 @@ export class BucketReconciler implements Reconciler {
       case 'rotateKey': {
         const key = this.newKey();
         // Persisted (with a resourceVersion precondition) BEFORE the create that uses it.
-        const rotated = await this.d.writer.patchMetadata(STORAGE_BUCKET, bucket, { annotations: { [IDEMPOTENCY_KEY_ANNOTATION]: key } });
+        const rotated = await this.d.writer.patchMetadata(STORAGE_BUCKET, bucket, { annotations: this.keyAnnotations(bucket, key, to) });
         seen.bucket = rotated;
         const [reason, note] = ROTATION_NOTES[step.reason];
         this.d.events.event(bucket, 'Warning', reason, 'Observe', note.replace('{id}', bucket.status?.id ?? ''));
@@ -336,7 +351,12 @@ export class BucketReconciler implements Reconciler {
     return requeueAfter(this.jitter(this.pollMs), { priority: Priority.Normal });
   }
 
-  /** Creates with `key`; a refusal of the key (410) is an answer to decide again on. */
+  /** A new key, and where creates with it go (written before any is sent). */
+  private keyAnnotations(bucket: StorageBucket, key: string, to: ConnectedTo | undefined): Record<string, string> {
+    return { [IDEMPOTENCY_KEY_ANNOTATION]: key, ...(to ? { [CREATE_TARGET_ANNOTATION]: createTarget(bucket, to) } : {}) };
+  }
+
+  /** Creates with `key`; a refusal of the key (410, 409 reused) is an answer to decide again on. */
   private async create(bucket: StorageBucket, conn: Connection, key: string, step: Step, ctx: ReconcileContext): Promise<Action | Replan> {
     let created: ProviderBucket;
     try {
@@ -349,6 +369,12 @@ export class BucketReconciler implements Reconciler {
     } catch (err) {
       // An answer, not a failure: the key can never create again, so decide with a new one.
       if (isKeySpent(err)) return { replan: { exists: false, keySpent: true } };
+      // Used for another request: fence it (a create of ours still pending commits no more),
+      // then decide on what it made, if anything, or with a new key.
+      if (isKeyReused(err)) {
+        const made = await conn.client.revokeIdempotencyKey(key, ctx.signal);
+        return { replan: made ? keyObservation(bucket, made, this.d.clusterId) : { exists: false, keySpent: true } };
+      }
       throw err;
     }
     this.d.events.event(bucket, 'Normal', EventReason.CreatedBucket, 'Create', `created provider bucket ${created.id}`);

@@ -155,6 +155,10 @@ export class FakeProvider implements ProviderClient {
    * another account's key: as at a real cloud, that account sees none of the first's buckets.
    */
   account = FAKE_ACCOUNT;
+  /** When true, the next create commits and its answer is lost (a reset), once. */
+  loseNextCreateAnswer = false;
+  /** The request each key was first used with, as the provider's fingerprint. */
+  private readonly requests = new Map<string, string>();
 
   /** True when the current account sees `b` (a seeded bucket without an account is everyone's). */
   private visible(b: ProviderBucket | undefined): ProviderBucket | undefined {
@@ -218,6 +222,11 @@ export class FakeProvider implements ProviderClient {
     this.enter('createBucket');
     if (this.revoked.has(`${this.account}/${k}`)) throw new ProviderError('idempotency key revoked', { status: 410, code: 'IdempotencyKeyRevoked' });
     const made = this.byKey.get(`${this.account}/${k}`);
+    // As the provider: another request under a used key is refused before anything else.
+    const request = JSON.stringify(req);
+    if (made && this.requests.get(`${this.account}/${k}`) !== request) {
+      throw new ProviderError('Idempotency-Key was already used with a different request body', { status: 409, code: 'IdempotencyKeyReused' });
+    }
     if (made) {
       const b = this.buckets.get(made);
       if (!b) throw new ProviderError('bucket created with this key was deleted', { status: 410, code: 'BucketDeleted' });
@@ -238,6 +247,11 @@ export class FakeProvider implements ProviderClient {
     };
     this.buckets.set(id, b);
     this.byKey.set(`${this.account}/${k}`, id);
+    this.requests.set(`${this.account}/${k}`, request);
+    if (this.loseNextCreateAnswer) {
+      this.loseNextCreateAnswer = false;
+      throw new ProviderError('provider create failed: ECONNRESET', { status: 0, code: 'ECONNRESET' });
+    }
     return b;
   }
 

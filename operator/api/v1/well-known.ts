@@ -42,6 +42,16 @@ export const ADOPT_ANNOTATION = `${GROUP}/adopt-id`;
 export const IDEMPOTENCY_KEY_ANNOTATION = `${GROUP}/idempotency-key`;
 
 /**
+ * Where a create with the current idempotency key is sent: `<object uid> <provider account>
+ * <provider endpoint>`, written in the same write as the key, before the create (as
+ * Crossplane's `external-create-pending`). If the create's answer is lost and the config then
+ * points elsewhere, the bucket may exist where it was sent: the operator reports
+ * ProviderChanged rather than create a second one. Remove it to confirm nothing was created
+ * there. A copied manifest carries another uid, so the copy ignores it.
+ */
+export const CREATE_TARGET_ANNOTATION = `${GROUP}/create-target`;
+
+/**
  * Set to a new value (e.g. the current time) to ask for a reconcile now, as Flux's
  * `reconcile.fluxcd.io/requestedAt`; the handled value is echoed into
  * `status.lastHandledReconcileAt`.

@@ -139,4 +139,59 @@ describe('ownership by identity (uid, cluster, provider account)', () => {
     await world.settle();
     expect(world.provider.buckets.size).to.equal(0);
   });
+
+  it('found by the model: a manifest copied with its key, whose bucket is gone, fences the key and makes a bucket of its own', async () => {
+    world.apply(bucket('b3').build());
+    await world.settle('b3');
+    const original = world.bucket('b3');
+    if (!original) throw new Error('b3 is gone');
+    world.apply(bucket('b1').build());
+    const copy = world.bucket('b1');
+    if (!copy) throw new Error('b1 is gone');
+    world.apply({ ...copy, metadata: { ...copy.metadata, annotations: { ...original.metadata.annotations } } });
+    world.provider.buckets.delete(original.status?.id ?? '');
+
+    const got = await world.settle('b1');
+    expect(got).to.deep.equal({ type: 'done' });
+    expect(condition(world.bucket('b1'), 'Ready')).to.include({ status: 'True' });
+    const ofB1 = [...world.provider.buckets.values()].filter((b) => b.tags['kubernetes-name'] === 'b1');
+    expect(ofB1.map((b) => b.id)).to.deep.equal([world.bucket('b1')?.status?.id]);
+  });
+
+  it('found by the model: a create whose answer was lost, then a Secret of another account, reports ProviderChanged and never creates twice', async () => {
+    world.apply(bucket().build());
+    world.provider.loseNextCreateAnswer = true;
+    await world.reconcile().catch(() => undefined);
+    expect(world.provider.buckets.size, 'the create committed').to.equal(1);
+    world.provider.account = 'acct-2';
+    await world.settle();
+    expect(condition(world.bucket(), 'Ready')).to.include({ status: 'False', reason: 'ProviderChanged' });
+    expect(condition(world.bucket(), 'Ready')?.message).to.include('account acct-1');
+    expect(world.provider.buckets.size).to.equal(1);
+
+    // Pointed back, the key finds the bucket its create made.
+    world.provider.account = 'acct-1';
+    await world.settle();
+    expect(condition(world.bucket(), 'Ready')).to.include({ status: 'True' });
+    expect(world.provider.buckets.size).to.equal(1);
+  });
+
+  it("found by the model: adopting a bucket whose tags were stripped, made by a live object's key, is blocked; its maker keeps it", async () => {
+    world.apply(bucket('b1').build());
+    await world.settle('b1');
+    const id = world.bucket('b1')?.status?.id ?? '';
+    const made = world.provider.buckets.get(id);
+    if (!made) throw new Error('no bucket');
+    world.provider.buckets.set(id, { ...made, tags: {} });
+
+    world.apply(bucket('b3').adopting(id).build());
+    await world.settle('b3');
+    expect(condition(world.bucket('b3'), 'Ready')).to.include({ status: 'False', reason: 'BucketOwnedElsewhere' });
+    expect(condition(world.bucket('b3'), 'Ready')?.message).to.include('ns1/b1');
+    expect(world.provider.buckets.get(id)?.tags).to.deep.equal({});
+
+    // The maker, told by the drift scan, puts its tags back.
+    await world.reconcile('b1', { driftReports: { reported: () => true } });
+    expect(world.provider.buckets.get(id)?.tags['kubernetes-name']).to.equal('b1');
+  });
 });
