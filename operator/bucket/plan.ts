@@ -34,7 +34,22 @@ import { CLUSTER_TAG, missingTags } from './tags';
  *   deleted (HTTP 410): the key can never create again.
  */
 export type Observation =
-  { readonly exists: false; readonly foreignKey?: boolean; readonly keySpent?: boolean } | { readonly exists: true; readonly bucket: ProviderBucket };
+  | {
+      readonly exists: false;
+      readonly foreignKey?: boolean;
+      readonly keySpent?: boolean;
+      /** Nothing is left because this reconcile just deleted it. */
+      readonly deleted?: boolean;
+    }
+  | {
+      readonly exists: true;
+      readonly bucket: ProviderBucket;
+      /**
+       * Deleting only: another bucket, made with the object's current key, besides the one its
+       * id (or adopt-id) names; a create whose answer was lost before the id changed.
+       */
+      readonly keyBucket?: ProviderBucket;
+    };
 
 /** Why connecting failed; the reasons `connect` reports (see connect.ts). */
 export interface ConnectFailure {
@@ -378,6 +393,8 @@ function sentElsewhere(bucket: StorageBucket, to: ConnectedTo): string | undefin
  */
 function plan(bucket: StorageBucket, obs: Observation, to: ConnectedTo, clusterId: string, others: Others): Step {
   if (isObserveOnly(bucket)) return planObserve(bucket, obs);
+  // Everything of this object's that the observation showed was just deleted.
+  if (bucket.metadata.deletionTimestamp && !obs.exists && obs.deleted) return { type: 'removeFinalizer', why: 'gone' };
   const rel = obs.exists ? relation(bucket, obs.bucket, clusterId) : undefined;
   // "Not found" at another provider or account than the one holding our bucket proves
   // nothing: recreating (or releasing the finalizer) there would duplicate or orphan the
@@ -397,9 +414,8 @@ function plan(bucket: StorageBucket, obs: Observation, to: ConnectedTo, clusterI
   if (bucket.metadata.deletionTimestamp) {
     if (!obs.exists) return { type: 'removeFinalizer', why: 'gone' };
     // Found by this very observation, so a 404 on the DELETE can only mean it went since.
-    return CLEANUP[relation(bucket, obs.bucket, clusterId).type] === 'delete'
-      ? { type: 'delete', id: obs.bucket.id }
-      : { type: 'removeFinalizer', why: 'notOurs' };
+    const ours = [obs.bucket, obs.keyBucket].find((b) => b !== undefined && CLEANUP[relation(bucket, b, clusterId).type] === 'delete');
+    return ours ? { type: 'delete', id: ours.id } : { type: 'removeFinalizer', why: 'notOurs' };
   }
 
   const key = bucket.metadata.annotations?.[IDEMPOTENCY_KEY_ANNOTATION] ?? '';
@@ -495,6 +511,16 @@ function planObserve(bucket: StorageBucket, obs: Observation): Step {
 
 function wasReady(bucket: StorageBucket): boolean {
   return findCondition(bucket.status?.conditions as Condition[] | undefined, ConditionType.Ready)?.status === 'True';
+}
+
+/**
+ * What an observation leaves once bucket `id` is deleted (`obs` undefined: the DELETE was
+ * decided from the status alone, which names the only bucket the key made).
+ */
+export function remainingAfterDelete(obs: Observation | undefined, id: string): Observation {
+  if (!obs?.exists) return { exists: false, deleted: true };
+  if (obs.bucket.id !== id) return { exists: true, bucket: obs.bucket };
+  return obs.keyBucket ? { exists: true, bucket: obs.keyBucket } : { exists: false, deleted: true };
 }
 
 /**

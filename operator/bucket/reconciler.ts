@@ -31,7 +31,17 @@ import { STORAGE_BUCKET } from './kinds';
 import type { DriftMetrics } from './lifecycle-metrics';
 import type { OwnedSecret } from './owned';
 import { OwnedObjects } from './owned-sync';
-import { assertNever, createTarget, decide, keyObservation, type ConnectedTo, type DecisionFacts, type Observation, type Step } from './plan';
+import {
+  assertNever,
+  createTarget,
+  decide,
+  keyObservation,
+  remainingAfterDelete,
+  type ConnectedTo,
+  type DecisionFacts,
+  type Observation,
+  type Step,
+} from './plan';
 import { EventReason } from './reasons';
 import { nextStatus, statusEqual, type StatusFacts } from './status';
 import { stepStatus, type StepFacts } from './step-status';
@@ -190,10 +200,15 @@ export class BucketReconciler implements Reconciler {
   private async observe(conn: Connection, bucket: StorageBucket, fence: boolean, signal: AbortSignal): Promise<Observation> {
     const id = bucket.status?.id ?? bucket.metadata.annotations?.[ADOPT_ANNOTATION];
     const found = id ? await conn.client.getBucket(id, signal) : undefined;
-    if (found) return { exists: true, bucket: found };
+    const key = bucket.metadata.annotations?.[IDEMPOTENCY_KEY_ANNOTATION];
+    // Deleting: whatever the id names, the bucket the current key made is this object's too
+    // (a create whose answer was lost before an adopt-id was set), unless the key made that one.
+    if (found && (!fence || key === undefined || found.idempotencyKey === key)) return { exists: true, bucket: found };
     // No recorded id, or it vanished: a create with the current key may have happened without
     // its answer reaching us (the crash window), so look the key up before creating.
-    return this.observeKey(conn, bucket, fence, signal);
+    const byKey = await this.observeKey(conn, bucket, fence, signal);
+    if (!found) return byKey;
+    return { exists: true, bucket: found, ...(byKey.exists && byKey.bucket.id !== found.id ? { keyBucket: byKey.bucket } : {}) };
   }
 
   /**
@@ -289,10 +304,9 @@ export class BucketReconciler implements Reconciler {
         // reported by failed() from this same snapshot, so nothing flips back and forth.
         const c = mustConnect(conn);
         const existed = await c.client.deleteBucket(step.id, ctx.signal);
-        log.info({ msg: existed ? 'deleted provider bucket' : 'provider bucket already gone' });
-        await this.d.writer.removeFinalizer(STORAGE_BUCKET, bucket, BUCKET_FINALIZER);
-        this.released.add(bucket.metadata.uid);
-        return done();
+        log.info({ msg: existed ? 'deleted provider bucket' : 'provider bucket already gone', bucketID: step.id });
+        // Decided again on what is left: another bucket of this object, or the finalizer.
+        return { replan: remainingAfterDelete(obs, step.id) };
       }
 
       case 'removeFinalizer':

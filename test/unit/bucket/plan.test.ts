@@ -1,5 +1,14 @@
 import { expect } from 'chai';
-import { decide, keyObservation, statusTrusted, type DecisionFacts, type Need, type Observation, type Step } from '../../../operator/bucket/plan';
+import {
+  decide,
+  keyObservation,
+  remainingAfterDelete,
+  statusTrusted,
+  type DecisionFacts,
+  type Need,
+  type Observation,
+  type Step,
+} from '../../../operator/bucket/plan';
 import type { StorageBucket } from '../../../operator/api/v1';
 import { DEFAULT_TAGS, bucket, providerBucket, readyStatus } from '../../support/fixtures';
 
@@ -421,6 +430,31 @@ describe('decide', () => {
     // Account unknown on either side (a status written before it was recorded): no check.
     expect(statusTrusted(ready().withStatus({ account: undefined }).build(), to)).to.equal(true);
     expect(statusTrusted(ready().build(), { endpoint: ENDPOINT })).to.equal(true);
+  });
+});
+
+describe('deletion, step after step', () => {
+  const facts = (observation: Observation): DecisionFacts => ({ ...connected, observation });
+  it('the config moved, the bucket there is tagged as this object’s: DELETE it, then release', () => {
+    const b = ready().withStatus({ providerEndpoint: 'http://old' }).deleting().build();
+    expect(decide(b, facts(active))).to.deep.equal({ type: 'delete', id: 'bucket-000001' });
+    const left = remainingAfterDelete(active, 'bucket-000001');
+    expect(decide(b, facts(left))).to.deep.equal({ type: 'removeFinalizer', why: 'gone' });
+  });
+
+  it('found by the model: the adopt-id names another object’s bucket, the key made one too: DELETE the key’s, keep the other', () => {
+    const others = providerBucket({ id: 'bucket-000002', tags: otherOwnerTags });
+    const made = providerBucket({ tags: {}, idempotencyKey: 'k1' });
+    const b = bucket().prepared('k1').adopting('bucket-000002').deleting().build();
+    const obs: Observation = { exists: true, bucket: others, keyBucket: made };
+    expect(decide(b, facts(obs))).to.deep.equal({ type: 'delete', id: 'bucket-000001' });
+    const left = remainingAfterDelete(obs, 'bucket-000001');
+    expect(left).to.deep.equal({ exists: true, bucket: others });
+    expect(decide(b, facts(left))).to.deep.equal({ type: 'removeFinalizer', why: 'notOurs' });
+  });
+
+  it('decided from the status alone: after the DELETE nothing is left', () => {
+    expect(remainingAfterDelete(undefined, 'bucket-000001')).to.deep.equal({ exists: false, deleted: true });
   });
 });
 
