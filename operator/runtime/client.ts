@@ -13,12 +13,6 @@ import { Transport, type ResponseStream, type TransportOptions, type TransportRe
 import type { KubeObject, ResourceKind } from './types';
 import { WatchLineDecoder, decodeWatchEvent, type WatchEvent } from './watch-events';
 
-// Names that lived here before the split, re-exported so `./client` imports keep compiling
-// while other branches still use them; new code imports the runtime's index instead.
-export { ApiError, apiErrorFrom, isAlreadyExists, isConflict, isGone, isNotFound } from './api-errors';
-export type { RequestHook, Verb } from './transport';
-export { WatchLineDecoder, decodeWatchEvent, type WatchEvent, type WatchEventType } from './watch-events';
-
 /** Patch flavours of the API server, by the name callers use. */
 export type PatchType = 'merge' | 'json' | 'strategic';
 
@@ -317,11 +311,6 @@ export class KubeClient implements ListerWatcher {
    */
   async apply<T extends KubeObject>(kind: ResourceKind, obj: T, opts: ApplyOptions): Promise<T> {
     return this.applyAt<T>(kind, obj, undefined, opts);
-  }
-
-  /** Server-side apply on the `/status` subresource. */
-  async applyStatus<T extends KubeObject>(kind: ResourceKind, obj: T, opts: ApplyOptions): Promise<T> {
-    return this.applyAt<T>(kind, obj, 'status', opts);
   }
 
   /** Closes idle pooled connections; in-flight requests (watches) are not interrupted. */

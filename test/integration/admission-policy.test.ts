@@ -16,7 +16,8 @@ import { CREDENTIALS_SECRET_LABEL, CREDENTIALS_SECRET_TYPE, MANAGED_BY_LABEL, MA
 import { SECRET, SERVICE } from '../../operator/bucket/kinds';
 import { SECRET_IN_USE_FINALIZER } from '../../operator/bucket/secret-protection';
 import { applyObject } from '../../operator/runtime/apply';
-import { ApiError, KubeClient } from '../../operator/runtime/client';
+import { ApiError } from '../../operator/runtime/api-errors';
+import { KubeClient } from '../../operator/runtime/client';
 import { addFinalizer, removeFinalizer } from '../../operator/runtime/finalizers';
 import { waitForSecretPolicy } from '../support/admission';
 import { type ControlPlane } from '../support/control-plane';

@@ -2,7 +2,9 @@ import type { V1ConfigMap, V1Secret } from '@kubernetes/client-node';
 import { expect } from 'chai';
 import { Registry } from 'prom-client';
 import { applyObject, withOwner } from '../../operator/runtime/apply';
-import { ApiError, isAlreadyExists, isConflict, isGone, isNotFound, KubeClient, type Verb } from '../../operator/runtime/client';
+import { ApiError, isAlreadyExists, isConflict, isGone, isNotFound } from '../../operator/runtime/api-errors';
+import { KubeClient } from '../../operator/runtime/client';
+import type { Verb } from '../../operator/runtime/transport';
 import { realClock, type Clock, type TimerHandle } from '../../operator/runtime/clock';
 import { EVENT_KIND, EventRecorder, type EventObject } from '../../operator/runtime/events';
 import { addFinalizer, hasFinalizer, removeFinalizer } from '../../operator/runtime/finalizers';
@@ -406,17 +408,6 @@ describe('runtime: client, informer and write helpers (real control plane)', fun
         stale = e;
       });
       expect(isConflict(stale), String(stale)).to.equal(true);
-    });
-
-    it('server-side applies status on the status subresource', async () => {
-      await client.create<Widget>(Widgets, { apiVersion: `${GROUP}/v1`, kind: 'Widget', metadata: { name: 'w2', namespace: ns }, spec: { size: 2 } });
-      const out = await client.applyStatus<Widget>(
-        Widgets,
-        { apiVersion: `${GROUP}/v1`, kind: 'Widget', metadata: { name: 'w2', namespace: ns }, status: { phase: 'Applied' } },
-        { fieldManager: 'rt-status', force: true },
-      );
-      expect(out.status).to.deep.equal({ phase: 'Applied' });
-      expect(out.spec).to.deep.equal({ size: 2 });
     });
   });
 

@@ -1,7 +1,8 @@
 import { expect } from 'chai';
 import type { StorageBucket } from '../../../operator/api/v1';
 import { kubeWriter } from '../../../operator/bucket/kube-writer';
-import { ApiError, type KubeClient, type ListOptions } from '../../../operator/runtime/client';
+import { ApiError } from '../../../operator/runtime/api-errors';
+import type { KubeClient, ListOptions } from '../../../operator/runtime/client';
 import { bucket } from '../../support/fixtures';
 
 /** A client whose list answers from `items`, honouring only the providerRef field selector. */

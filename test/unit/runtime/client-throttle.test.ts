@@ -1,5 +1,6 @@
+import { FakeClock } from '../../support/fake-clock';
 import { expect } from 'chai';
-import { FakeClock } from '../../../operator/runtime/clock';
+
 import { RequestThrottle, TokenBucket } from '../../../operator/runtime/client-throttle';
 
 describe('TokenBucket (client-side QPS/burst)', () => {

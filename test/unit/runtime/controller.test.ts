@@ -1,6 +1,7 @@
+import { FakeClock } from '../../support/fake-clock';
 import { expect } from 'chai';
 import { TokenBucket } from '../../../operator/provider-client/rate-limiter';
-import { FakeClock, sleep } from '../../../operator/runtime/clock';
+import { sleep } from '../../../operator/runtime/clock';
 import { newControllerManagedBy, type ControllerBuilder } from '../../../operator/runtime/builder';
 import { ReconcileTimeoutError, type Controller } from '../../../operator/runtime/controller';
 import { InformerFactory } from '../../../operator/runtime/informer-factory';

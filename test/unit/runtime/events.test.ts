@@ -1,10 +1,11 @@
+import { FakeClock } from '../../support/fake-clock';
 import { expect } from 'chai';
 import { pino, type Logger } from 'pino';
 import type { Counter } from 'prom-client';
 import { BucketMetric } from '../../../operator/api/metric-names';
 import { ApiError } from '../../../operator/runtime/api-errors';
 import type { PatchType } from '../../../operator/runtime/client';
-import { FakeClock } from '../../../operator/runtime/clock';
+
 import { EventRecorder, eventKey, microTime, truncateNote, type EventObject } from '../../../operator/runtime/events';
 import { Metrics } from '../../../operator/runtime/metrics';
 import type { KubeObject, ResourceKind } from '../../../operator/runtime/types';

@@ -1,7 +1,8 @@
+import { FakeClock } from '../../support/fake-clock';
 import { expect } from 'chai';
 import { pino, type Logger } from 'pino';
 import { ApiError } from '../../../operator/runtime/api-errors';
-import { FakeClock } from '../../../operator/runtime/clock';
+
 import { InformerFactory } from '../../../operator/runtime/informer-factory';
 import { SharedInformer } from '../../../operator/runtime/informer';
 import { Backoff, backoffDelay, watchTimeoutSeconds } from '../../../operator/runtime/reflector';

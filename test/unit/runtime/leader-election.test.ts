@@ -1,5 +1,6 @@
+import { FakeClock } from '../../support/fake-clock';
 import { expect } from 'chai';
-import { FakeClock } from '../../../operator/runtime/clock';
+
 import { ApiError } from '../../../operator/runtime/api-errors';
 import { LeaderElector, type Lease, type LeaseClient } from '../../../operator/runtime/leader-election';
 import { captureLogger, leaseStore, settle } from './fakes';

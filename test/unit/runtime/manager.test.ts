@@ -1,6 +1,7 @@
+import { FakeClock } from '../../support/fake-clock';
 import { expect } from 'chai';
 import { newControllerManagedBy } from '../../../operator/runtime/builder';
-import { FakeClock } from '../../../operator/runtime/clock';
+
 import { LeaderElectionLostError, Manager } from '../../../operator/runtime/manager';
 import { done, type Action } from '../../../operator/runtime/reconcile';
 import { FakeInformerSource, captureLogger, leaseStore, settle, testKind } from './fakes';

@@ -1,8 +1,9 @@
+import { FakeClock } from '../../support/fake-clock';
 import { expect } from 'chai';
 import { Counter, Registry } from 'prom-client';
 import { Metrics } from '../../../operator/runtime/metrics';
 import { WorkQueue } from '../../../operator/runtime/workqueue';
-import { FakeClock } from '../../../operator/runtime/clock';
+
 import { CONTROLLER_RUNTIME_METRIC_NAMES } from '../../support/metric-names';
 
 const NAMES = [...CONTROLLER_RUNTIME_METRIC_NAMES, 'nodejs_eventloop_lag_seconds'];

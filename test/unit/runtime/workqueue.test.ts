@@ -1,5 +1,6 @@
+import { FakeClock } from '../../support/fake-clock';
 import { expect } from 'chai';
-import { FakeClock } from '../../../operator/runtime/clock';
+
 import { newControllerManagedBy } from '../../../operator/runtime/builder';
 import {
   ItemExponentialRateLimiter,
