@@ -69,6 +69,11 @@ export interface OperatorManagerProps {
    */
   readonly watchNamespace?: string;
   /**
+   * `--cluster-id`: this cluster's identity in provider buckets' owner tags.
+   * @default the operator reads the kube-system namespace's uid
+   */
+  readonly clusterId?: string;
+  /**
    * Port of the Prometheus endpoint.
    * @default 8080
    */
@@ -174,6 +179,7 @@ export class OperatorManager extends Construct {
       `--log-level=${props.logLevel ?? 'info'}`,
       `--allow-link-local-endpoints=${props.allowLinkLocalEndpoints ?? false}`,
       ...(props.watchNamespace ? [`--watch-namespace=${props.watchNamespace}`] : []),
+      ...(props.clusterId ? [`--cluster-id=${props.clusterId}`] : []),
     ];
 
     new k8s.KubeDeployment(this, 'deployment', {

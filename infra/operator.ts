@@ -5,6 +5,7 @@
  */
 import { ApiObject, JsonPatch, type Duration } from 'cdk8s';
 import { Construct } from 'constructs';
+import { CLUSTER_ID_PATTERN } from '../operator/api/v1';
 import { OperatorAdmissionPolicy } from './admission-policy';
 import { OperatorCrds } from './crds';
 import { MANAGER_SELECTOR } from './labels';
@@ -107,6 +108,15 @@ export interface BucketOperatorProps {
    */
   readonly allowLinkLocalEndpoints?: boolean;
   /**
+   * This cluster's identity in the provider buckets' owner tags (`--cluster-id`). Unset, the
+   * operator reads the uid of the `kube-system` namespace at start, through a ClusterRole
+   * narrowed to that one object; set, that ClusterRole is not rendered (a namespace-mode
+   * install then needs no cluster-scoped permission at all). A cluster that replaces one gone
+   * for good sets the old cluster's identity to manage its buckets.
+   * @default the kube-system namespace's uid
+   */
+  readonly clusterId?: string;
+  /**
    * Also render the aggregated `bucketoperator-editor`/`-viewer` ClusterRoles, so namespace
    * admins, editors and viewers may use the custom resources.
    * @default true
@@ -182,6 +192,8 @@ export class BucketOperator extends Construct {
       mode,
       watchNamespace: props.watchNamespace,
       userRoles: props.userRoles,
+      // With the identity given, nothing cluster-scoped is read.
+      readsClusterIdentity: props.clusterId === undefined,
     });
     // In force before the manager starts, so the operator never runs unconfined.
     if (props.admissionPolicy ?? true) {
@@ -205,6 +217,7 @@ export class BucketOperator extends Construct {
       driftInterval: props.driftInterval,
       maxConcurrentReconciles: props.maxConcurrentReconciles,
       allowLinkLocalEndpoints: props.allowLinkLocalEndpoints,
+      clusterId: props.clusterId,
       podLabels: props.labels,
     });
 
@@ -235,6 +248,9 @@ function validate(props: BucketOperatorProps): void {
     fail("props.watchNamespace is only valid when props.mode is 'namespace'");
   }
   if (props.image !== undefined && props.image.trim() === '') fail('props.image must not be empty');
+  if (props.clusterId !== undefined && !CLUSTER_ID_PATTERN.test(props.clusterId)) {
+    fail(`props.clusterId must be 1-63 characters of A-Za-z0-9._- starting with a letter or digit, got '${props.clusterId}'`);
+  }
 
   const replicas = props.replicas ?? 1;
   positiveInteger('props.replicas', replicas, fail);

@@ -32,6 +32,12 @@ export interface OperatorRbacProps {
    */
   readonly permissions?: readonly PermissionRule[];
   /**
+   * Grant the rules on named cluster-scoped objects (reading the kube-system namespace's uid,
+   * the cluster identity); false when the identity is given with `--cluster-id`.
+   * @default true
+   */
+  readonly readsClusterIdentity?: boolean;
+  /**
    * Also render aggregated editor/viewer ClusterRoles so namespace admins, editors and viewers
    * can use the custom resources.
    * @default true
@@ -60,7 +66,7 @@ export class OperatorRbac extends Construct {
     const permissions = props.permissions ?? [...BUCKET_PERMISSIONS, ...RUNTIME_PERMISSIONS];
     const watched = toRules(permissions.filter((p) => p.scope === 'watched'));
     const own = toRules(permissions.filter((p) => p.scope === 'own'));
-    const cluster = toRules(permissions.filter((p) => p.scope === 'cluster'));
+    const cluster = props.readsClusterIdentity === false ? [] : toRules(permissions.filter((p) => p.scope === 'cluster'));
     const subjects = [{ kind: 'ServiceAccount', name: props.serviceAccountName, namespace: props.operatorNamespace }];
     const metadata = (name: string, namespace?: string) => ({ name, namespace, labels: { ...COMMON_LABELS } });
 

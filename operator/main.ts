@@ -3,6 +3,7 @@
  * controller-runtime's names so manifests and habits carry over.
  */
 import { homedir } from 'node:os';
+import { CLUSTER_ID_PATTERN } from './api/v1/well-known';
 import { parseArgs } from 'node:util';
 import { loadRestConfig } from './runtime/load-config';
 import { createLogger } from './runtime/logging';
@@ -69,7 +70,7 @@ function number(flag: string, value: string | undefined, fallback: number): numb
 /** `--cluster-id`: a tag value at the provider, so a bounded, plain string. */
 function clusterId(value: string | undefined): string | undefined {
   if (value === undefined) return undefined;
-  if (!/^[A-Za-z0-9][-A-Za-z0-9_.]{0,62}$/.test(value)) {
+  if (!CLUSTER_ID_PATTERN.test(value)) {
     throw new Error(`--cluster-id: expected 1-63 characters of A-Za-z0-9._- starting with a letter or digit, got "${value}"`);
   }
   return value;

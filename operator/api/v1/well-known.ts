@@ -70,3 +70,9 @@ export const MANAGED_BY_LABEL = `${GROUP}/managed-by`;
 
 /** Value of {@link MANAGED_BY_LABEL}. */
 export const MANAGED_BY_VALUE = 'bucketoperator';
+
+/**
+ * A cluster identity given by hand (`--cluster-id`, the construct's `clusterId`): it becomes a
+ * provider tag value, so a bounded plain string.
+ */
+export const CLUSTER_ID_PATTERN = /^[A-Za-z0-9][-A-Za-z0-9_.]{0,62}$/;

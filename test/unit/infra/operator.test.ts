@@ -55,6 +55,25 @@ describe('BucketOperator', () => {
     ]);
   });
 
+  it('with a cluster id: passes --cluster-id and reads nothing cluster-scoped for it', () => {
+    const objs = synth({ clusterId: 'prod-eu-1' });
+    const args = objs.find((o) => o['kind'] === 'Deployment')?.['spec']['template']['spec']['containers'][0]['args'] as string[];
+    expect(args).to.include('--cluster-id=prod-eu-1');
+    const names = objs.filter((o) => o['kind'] === 'ClusterRole').map((o) => o['metadata']['name'] as string);
+    expect(names).to.not.include('bucketoperator-cluster-identity');
+    expect(
+      synth()
+        .filter((o) => o['kind'] === 'ClusterRole')
+        .map((o) => o['metadata']['name']),
+    ).to.include('bucketoperator-cluster-identity');
+  });
+
+  it('refuses a cluster id that is not a plain tag value', () => {
+    expect(() => synth({ clusterId: 'a b' })).to.throw(
+      "props.clusterId must be 1-63 characters of A-Za-z0-9._- starting with a letter or digit, got 'a b'",
+    );
+  });
+
   it('leaves the admission policy out when asked', () => {
     const kinds = new Set(synth({ admissionPolicy: false }).map((o) => o['kind']));
     expect(kinds.has('ValidatingAdmissionPolicy')).to.equal(false);
