@@ -76,8 +76,11 @@ interface AccountState {
   lastUsed: number;
   /** `code_class` values this account has series for, to remove them with it. */
   readonly codeClasses: Set<string>;
-  /** The provider's name for the account, once asked (GET /account). */
-  accountId?: string;
+  /**
+   * The provider's name for the account (GET /account), asked once: concurrent first callers
+   * share the one request; a failed answer is forgotten so the next caller asks again.
+   */
+  accountId?: Promise<string>;
 }
 
 /** Provider operations, named as in the metric label `operation`. */
@@ -208,15 +211,22 @@ export class ProviderClients {
     const call = <T>(op: ProviderOperation, method: string, path: string, body?: unknown, headers?: Record<string, string>, signal?: AbortSignal) =>
       this.call<T>(base, account, apiKey, op, method, path, body, headers, signal);
     return {
-      accountId: async (signal) => {
-        const known = this.accounts.get(account.id)?.accountId;
-        if (known !== undefined) return known;
-        const info = await call<AccountInfo | undefined>('account', 'GET', 'account', undefined, undefined, signal);
-        if (typeof info?.account !== 'string' || info.account === '') {
-          throw new ProviderError('provider account answered without an account', { status: 200, code: 'BadAccount' });
-        }
-        this.account(account).accountId = info.account;
-        return info.account;
+      accountId: (signal) => {
+        const state = this.account(account);
+        const known = state.accountId;
+        if (known) return known;
+        const asked = (async () => {
+          const info = await call<AccountInfo | undefined>('account', 'GET', 'account', undefined, undefined, signal);
+          if (typeof info?.account !== 'string' || info.account === '') {
+            throw new ProviderError('provider account answered without an account', { status: 200, code: 'BadAccount' });
+          }
+          return info.account;
+        })();
+        state.accountId = asked;
+        asked.catch(() => {
+          if (state.accountId === asked) state.accountId = undefined;
+        });
+        return asked;
       },
       getBucket: async (id, signal) => {
         try {
