@@ -60,3 +60,13 @@ export const MANAGED_BY_LABEL = `${GROUP}/managed-by`;
 
 /** Value of {@link MANAGED_BY_LABEL}. */
 export const MANAGED_BY_VALUE = 'bucketoperator';
+
+/**
+ * Every label key the operator writes on the objects it owns, and the only ones the shipped
+ * ValidatingAdmissionPolicy lets it create them with or change on them. Any other key on an owned
+ * object is the user's: the operator's writes leave it as it is.
+ */
+export const OWNED_OBJECT_LABELS: readonly string[] = [BUCKET_NAME_LABEL, MANAGED_BY_LABEL];
+
+/** Every annotation key the operator writes on the objects it owns: none (see {@link OWNED_OBJECT_LABELS}). */
+export const OWNED_OBJECT_ANNOTATIONS: readonly string[] = [];
