@@ -435,6 +435,17 @@ describe('StorageBucket lifecycle (operator under its ServiceAccount, real provi
     });
     await readyBucket(t, 'media');
     await waitForObject(cp, 'secret', 'media-access', t.ns, () => true, 'the access Secret');
+    // Barrier: Ready is written before the owned objects, and the Secret before the Service, so
+    // neither says the Service was looked at; the conflict Event is written when it was.
+    await eventually(
+      async () => {
+        const events = JSON.parse(await kubectlOk(cp, ['get', 'events.events.k8s.io', '-n', t.ns, '-o', 'json'])) as {
+          items: Array<{ reason: string; regarding: { name: string } }>;
+        };
+        return events.items.some((e) => e.regarding.name === 'media' && e.reason === 'OwnedObjectConflict');
+      },
+      { description: 'the OwnedObjectConflict Event about the Service media', timeoutMs: 30_000, intervalMs: 250 },
+    );
     const svc = (await getJson<{ spec: { type: string }; metadata: { ownerReferences?: unknown[] } }>(cp, 'service', 'media', t.ns))!;
     expect(svc.spec.type).to.equal('ClusterIP');
     expect(svc.metadata.ownerReferences ?? []).to.deep.equal([]);

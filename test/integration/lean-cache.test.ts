@@ -182,13 +182,20 @@ describe('lean caches: only our objects and referenced Secrets are cached (real 
     // Updated in place, not replaced.
     expect(legacy.metadata.uid).to.equal(legacyBefore.metadata.uid);
 
+    // Barrier: Ready is written before the owned objects, so only the conflict Event says the
+    // foreign Secret was looked at (and left alone).
+    await eventually(
+      async () => {
+        const events = JSON.parse(await kubectlOk(cp, ['get', 'events.events.k8s.io', '-n', ns, '-o', 'json'])) as {
+          items: Array<{ reason: string; regarding: { name: string } }>;
+        };
+        return events.items.some((e) => e.regarding.name === 'foreign' && e.reason === 'OwnedObjectConflict');
+      },
+      { description: 'the OwnedObjectConflict Event about bucket foreign', timeoutMs: 30_000, intervalMs: 250 },
+    );
     const foreign = (await getJson<SecretJson>(cp, 'secret', 'foreign-access', ns))!;
     expect(foreign.metadata.resourceVersion).to.equal(foreignBefore.metadata.resourceVersion);
     expect(foreign.metadata.ownerReferences ?? []).to.deep.equal([]);
-    const events = JSON.parse(await kubectlOk(cp, ['get', 'events.events.k8s.io', '-n', ns, '-o', 'json'])) as {
-      items: Array<{ reason: string; regarding: { name: string } }>;
-    };
-    expect(events.items.filter((e) => e.regarding.name === 'foreign').map((e) => e.reason)).to.include('OwnedObjectConflict');
   });
 
   it('caches no Secret or Service that is not ours or not referenced, and nothing it never reads', async () => {
