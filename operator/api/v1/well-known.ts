@@ -53,8 +53,10 @@ export const BUCKET_NAME_LABEL = `${GROUP}/bucket`;
 
 /**
  * Label the operator puts on every object it creates (the `<bucket>-access` Secret and the
- * bucket's Service). Its informers for those kinds select on it, and the shipped
- * ValidatingAdmissionPolicy lets the operator create or change only objects that carry it.
+ * bucket's Service). Its informers for those kinds select on it. The shipped
+ * ValidatingAdmissionPolicy lets the operator create only objects that carry it, and requires it
+ * on every object the operator changes; what makes an object the operator's, though, is a
+ * controller ownerReference to a StorageBucket, not this label.
  */
 export const MANAGED_BY_LABEL = `${GROUP}/managed-by`;
 
