@@ -3,22 +3,48 @@
  * Secrets and Services, beyond what RBAC can say. RBAC grants `create` and `patch` on Secrets
  * in every watched namespace, and cannot narrow a verb by label or Secret type: unconfined,
  * that would let a stolen operator token create a `kubernetes.io/service-account-token`
- * Secret for a privileged ServiceAccount (the token controller fills it in), or rewrite any
- * Secret's data. The policy allows exactly the operator's own writes:
+ * Secret for a privileged ServiceAccount (the token controller fills it in), an Argo CD cluster
+ * Secret, an external-dns hostname, or rewrite any Secret's data. The policy allows exactly the
+ * operator's own writes. An object is the operator's when it carries a controller ownerReference
+ * to a StorageBucket of GROUP (any version); the managed-by label alone proves nothing.
  *
- * - create or change only Secrets and Services labelled MANAGED_BY_LABEL=MANAGED_BY_VALUE,
- *   Secrets only of type Opaque, Services only of type ExternalName, never dropping the label;
- * - on any other Secret (the credential Secrets BucketProviderConfigs reference) only add or
- *   remove SECRET_IN_USE_FINALIZER, everything else unchanged, and add it only to Secrets
- *   labelled CREDENTIALS_SECRET_LABEL=CREDENTIALS_SECRET_TYPE (removing it is always allowed,
- *   so a Secret whose label was taken away can be released); no other Service at all;
- * - delete nothing (owned objects go with their StorageBucket through garbage collection).
+ * - Create: only Opaque Secrets and ExternalName Services with exactly one ownerReference, that
+ *   controller reference, labelled MANAGED_BY_LABEL=MANAGED_BY_VALUE, carrying no label keys
+ *   but OWNED_OBJECT_LABELS (BUCKET_NAME_LABEL, if set, names the controlling StorageBucket),
+ *   no annotation keys but OWNED_OBJECT_ANNOTATIONS (none) and no finalizers.
+ * - Update of an object it controls (the old object has that controller reference): the repair
+ *   of an owned object, so data and spec may change and the operator's own label keys may be
+ *   added or set (the managed-by label must be there afterwards: a repair restores one a user
+ *   removed), but the type stays Opaque or ExternalName, the controller reference keeps its uid,
+ *   other ownerReferences and finalizers stay as they are, and every other label and annotation
+ *   key stays exactly as it was. A key a user added to an owned object is the user's: the
+ *   operator neither adds, changes nor removes one, its server-side apply leaves fields it does
+ *   not own alone, and the policy lets that apply through with the user's key left in place.
+ * - Update of any other Secret (the credential Secrets BucketProviderConfigs reference, and a
+ *   Secret that merely carries the managed-by label): only add or remove
+ *   SECRET_IN_USE_FINALIZER, everything else unchanged, and add it only to Secrets labelled
+ *   CREDENTIALS_SECRET_LABEL=CREDENTIALS_SECRET_TYPE (removing it is always allowed, so a Secret
+ *   whose label was taken away can be released). No update of any other Service.
+ * - Delete nothing (owned objects go with their StorageBucket through garbage collection).
  *
- * `matchConditions` restrict it to the operator's user, so no other request is evaluated.
+ * A controller reference cannot be checked against a live StorageBucket here; one naming a uid
+ * that does not exist makes the garbage collector delete the object it was put on.
+ * `matchConditions` restrict the policy to the operator's user, so no other request is evaluated.
  */
 import { ApiObject } from 'cdk8s';
 import { Construct } from 'constructs';
-import { CREDENTIALS_SECRET_LABEL, CREDENTIALS_SECRET_TYPE, MANAGED_BY_LABEL, MANAGED_BY_VALUE, SECRET_IN_USE_FINALIZER } from '../operator/api/v1';
+import {
+  BUCKET_NAME_LABEL,
+  CREDENTIALS_SECRET_LABEL,
+  CREDENTIALS_SECRET_TYPE,
+  GROUP,
+  MANAGED_BY_LABEL,
+  MANAGED_BY_VALUE,
+  OWNED_OBJECT_ANNOTATIONS,
+  OWNED_OBJECT_LABELS,
+  SECRET_IN_USE_FINALIZER,
+  StorageBucketDefinition,
+} from '../operator/api/v1';
 import { COMMON_LABELS } from './labels';
 
 /** Properties of {@link OperatorAdmissionPolicy}. */
@@ -58,15 +84,30 @@ const cel = (s: string): string => JSON.stringify(s);
 const LABEL = `${MANAGED_BY_LABEL}=${MANAGED_BY_VALUE}`;
 const CREDENTIALS = `${CREDENTIALS_SECRET_LABEL}=${CREDENTIALS_SECRET_TYPE}`;
 
-/**
- * True when `obj` (object or oldObject) carries `label` with `value` (by default the managed-by
- * label); false when it is null.
- */
-function labelled(obj: 'object' | 'oldObject', label = MANAGED_BY_LABEL, value = MANAGED_BY_VALUE): string {
+/** A CEL list of string literals. */
+const celList = (xs: readonly string[]): string => `[${xs.map(cel).join(', ')}]`;
+
+/** `obj.metadata.<field>`, or `empty` when the field is absent or `obj` is null (a DELETE has no object). */
+function meta(obj: 'object' | 'oldObject', field: string, empty: '{}' | '[]'): string {
+  return `${obj} != null && has(${obj}.metadata.${field}) ? ${obj}.metadata.${field} : ${empty}`;
+}
+
+/** The ownerReferences in `refs` (a variable) that make a StorageBucket of our group the controller. */
+function controllerRefs(refs: string): string {
   return (
-    `${obj} != null && has(${obj}.metadata.labels) && ${cel(label)} in ${obj}.metadata.labels && ` +
-    `${obj}.metadata.labels[${cel(label)}] == ${cel(value)}`
+    `${refs}.filter(r, has(r.controller) && r.controller && r.kind == ${cel(StorageBucketDefinition.kind)} && ` +
+    `r.apiVersion.startsWith(${cel(`${GROUP}/`)}))`
   );
+}
+
+/** `labels` (a variable) maps `label` to `value`. */
+function labelIs(labels: string, label: string, value: string): string {
+  return `${cel(label)} in ${labels} && ${labels}[${cel(label)}] == ${cel(value)}`;
+}
+
+/** Keys of `now` outside `own` are those of `before`, with the same values. */
+function othersKept(now: string, before: string, own: string): string {
+  return `${now}.all(k, k in ${own} || (k in ${before} && ${before}[k] == ${now}[k])) && ${before}.all(k, k in ${own} || k in ${now})`;
 }
 
 /** `path` (below object/oldObject) is absent on both or equal on both. */
@@ -103,23 +144,42 @@ export class OperatorAdmissionPolicy extends Construct {
     }
     this.username = `system:serviceaccount:${props.operatorNamespace}:${props.serviceAccountName}`;
 
+    const OWN_LABELS = celList(OWNED_OBJECT_LABELS);
+    const OWN_ANNOTATIONS = celList(OWNED_OBJECT_ANNOTATIONS);
     const variables: NamedExpression[] = [
       { name: 'secret', expression: 'request.resource.resource == "secrets"' },
-      { name: 'managed', expression: labelled('object') },
-      { name: 'wasManaged', expression: labelled('oldObject') },
-      // A Secret the operator does not manage: a credential Secret a config references.
-      { name: 'foreignSecretUpdate', expression: 'request.operation == "UPDATE" && variables.secret && !variables.wasManaged' },
-      { name: 'oldFinalizers', expression: 'has(oldObject.metadata.finalizers) ? oldObject.metadata.finalizers : []' },
-      { name: 'newFinalizers', expression: 'has(object.metadata.finalizers) ? object.metadata.finalizers : []' },
+      { name: 'newLabels', expression: meta('object', 'labels', '{}') },
+      { name: 'oldLabels', expression: meta('oldObject', 'labels', '{}') },
+      { name: 'newAnnotations', expression: meta('object', 'annotations', '{}') },
+      { name: 'oldAnnotations', expression: meta('oldObject', 'annotations', '{}') },
+      { name: 'newRefs', expression: meta('object', 'ownerReferences', '[]') },
+      { name: 'oldRefs', expression: meta('oldObject', 'ownerReferences', '[]') },
+      { name: 'newFinalizers', expression: meta('object', 'finalizers', '[]') },
+      { name: 'oldFinalizers', expression: meta('oldObject', 'finalizers', '[]') },
+      // The API server allows at most one controller reference, so these hold zero or one.
+      { name: 'controller', expression: controllerRefs('variables.newRefs') },
+      { name: 'oldController', expression: controllerRefs('variables.oldRefs') },
+      { name: 'managed', expression: labelIs('variables.newLabels', MANAGED_BY_LABEL, MANAGED_BY_VALUE) },
+      // An update of an object a StorageBucket controls: the repair of an owned object.
+      { name: 'ownUpdate', expression: 'request.operation == "UPDATE" && size(variables.oldController) == 1' },
+      { name: 'ownWrite', expression: 'request.operation == "CREATE" || variables.ownUpdate' },
+      // Any other Secret: a credential Secret a config references, or one merely labelled as ours.
+      { name: 'foreignSecretUpdate', expression: 'request.operation == "UPDATE" && variables.secret && !variables.ownUpdate' },
+      { name: 'foreignLabels', expression: `variables.newLabels.filter(k, !(k in ${OWN_LABELS}))` },
+      { name: 'foreignAnnotations', expression: `variables.newAnnotations.filter(k, !(k in ${OWN_ANNOTATIONS}))` },
       // The Secret's owner opted it in as provider credentials (labels cannot change here).
-      { name: 'credentials', expression: labelled('object', CREDENTIALS_SECRET_LABEL, CREDENTIALS_SECRET_TYPE) },
+      { name: 'credentials', expression: labelIs('variables.newLabels', CREDENTIALS_SECRET_LABEL, CREDENTIALS_SECRET_TYPE) },
     ];
 
     // "the bucket operator may not <verb> <resource> <namespace>/<name>: <why>", so an admin
     // reading the refusal (or the operator's log) sees what was refused and by which rule. The
-    // API server prefixes the policy's name, which carries the operator namespace.
+    // API server prefixes the policy's name, which carries the operator namespace. The first
+    // rule that fails is the one reported, so the coarse ones come first.
     const refusal = (verb: string, why: string) => `"the bucket operator may not ${verb} " + ${TARGET} + ": ${why}"`;
     const unmanaged = `it lacks the label ${LABEL}`;
+    const uncontrolled = `it is not controlled by a StorageBucket of ${GROUP}`;
+    const ownerRule = `exactly one ownerReference, a controller reference to a StorageBucket of ${GROUP}`;
+    const ownLabels = OWNED_OBJECT_LABELS.join(', ');
     const validations: Validation[] = [
       rule(
         'request.operation != "DELETE"',
@@ -132,41 +192,88 @@ export class OperatorAdmissionPolicy extends Construct {
         refusal('create', unmanaged),
       ),
       rule(
-        'request.operation != "UPDATE" || !variables.wasManaged || variables.managed',
-        `the bucket operator may not remove the label ${LABEL} from an object it manages`,
-        refusal('update', `the change removes the label ${LABEL}`),
-      ),
-      rule(
-        '!variables.secret || !variables.managed || object.type == "Opaque"',
+        '!variables.ownWrite || !variables.secret || object.type == "Opaque"',
         'the bucket operator may write only Secrets of type Opaque',
         `${refusal('write', 'its type is ')} + object.type + ", only Opaque is allowed"`,
       ),
       rule(
-        'variables.secret || !variables.managed || (has(object.spec.type) && object.spec.type == "ExternalName")',
+        '!variables.ownWrite || variables.secret || (has(object.spec.type) && object.spec.type == "ExternalName")',
         'the bucket operator may write only Services of type ExternalName',
         `${refusal('write', 'its type is ')} + object.spec.type + ", only ExternalName is allowed"`,
       ),
       rule(
-        'request.operation != "UPDATE" || variables.secret || variables.wasManaged',
-        `the bucket operator may change only Services labelled ${LABEL}`,
-        refusal('update', unmanaged),
+        'request.operation != "CREATE" || (size(variables.controller) == 1 && size(variables.newRefs) == 1)',
+        `the bucket operator may create only Secrets and Services with ${ownerRule}`,
+        refusal('create', `it needs ${ownerRule}`),
+      ),
+      rule(
+        'request.operation != "CREATE" || size(variables.foreignLabels) == 0',
+        `the bucket operator may create Secrets and Services with no labels but ${ownLabels}`,
+        `${refusal('create', "it carries labels that are not the operator's: ")} + variables.foreignLabels.join(", ")`,
+      ),
+      rule(
+        'request.operation != "CREATE" || size(variables.foreignAnnotations) == 0',
+        'the bucket operator may create Secrets and Services with no annotations',
+        `${refusal('create', "it carries annotations that are not the operator's: ")} + variables.foreignAnnotations.join(", ")`,
+      ),
+      rule(
+        'request.operation != "CREATE" || size(variables.newFinalizers) == 0',
+        'the bucket operator may create Secrets and Services with no finalizers',
+        refusal('create', 'it carries finalizers'),
+      ),
+      rule(
+        `!variables.ownWrite || !(${cel(BUCKET_NAME_LABEL)} in variables.newLabels) || ` +
+          `(size(variables.controller) == 1 && variables.newLabels[${cel(BUCKET_NAME_LABEL)}] == variables.controller[0].name)`,
+        `the bucket operator may set the label ${BUCKET_NAME_LABEL} only to the name of the StorageBucket that controls the object`,
+        refusal('write', `its label ${BUCKET_NAME_LABEL} does not name the StorageBucket that controls it`),
+      ),
+      rule(
+        'request.operation != "UPDATE" || variables.secret || variables.ownUpdate',
+        `the bucket operator may change only Services controlled by a StorageBucket of ${GROUP}`,
+        refusal('update', uncontrolled),
+      ),
+      rule(
+        '!variables.ownUpdate || variables.managed',
+        `the bucket operator may not remove the label ${LABEL} from an object it controls`,
+        refusal('update', `the change removes the label ${LABEL}`),
+      ),
+      rule(
+        '!variables.ownUpdate || (size(variables.controller) == 1 && variables.controller[0].uid == variables.oldController[0].uid && ' +
+          'variables.newRefs.filter(r, r.uid != variables.oldController[0].uid) == variables.oldRefs.filter(r, r.uid != variables.oldController[0].uid))',
+        'the bucket operator may not change the controller or the other ownerReferences of an object it controls',
+        refusal('update', 'the change replaces its controlling StorageBucket or changes its other ownerReferences'),
+      ),
+      rule(
+        `!variables.ownUpdate || (${othersKept('variables.newLabels', 'variables.oldLabels', OWN_LABELS)})`,
+        `the bucket operator may add, change or remove no labels but ${ownLabels} on an object it controls`,
+        refusal('update', `the change adds, changes or removes a label other than ${ownLabels}`),
+      ),
+      rule(
+        `!variables.ownUpdate || (${othersKept('variables.newAnnotations', 'variables.oldAnnotations', OWN_ANNOTATIONS)})`,
+        'the bucket operator may add, change or remove no annotations on an object it controls',
+        refusal('update', 'the change adds, changes or removes an annotation'),
+      ),
+      rule(
+        '!variables.ownUpdate || variables.newFinalizers == variables.oldFinalizers',
+        'the bucket operator may not change the finalizers of an object it controls',
+        refusal('update', 'the change adds or removes finalizers'),
       ),
       rule(
         `!variables.foreignSecretUpdate || (${unchanged('data')} && ${unchanged('stringData')} && ${unchanged('type')} && ${unchanged('immutable')})`,
-        `the bucket operator may not change data, stringData, type or immutable of a Secret without the label ${LABEL}`,
-        refusal('change data, stringData, type or immutable of', unmanaged),
+        `the bucket operator may not change data, stringData, type or immutable of a Secret it does not control`,
+        refusal('change data, stringData, type or immutable of', uncontrolled),
       ),
       rule(
         `!variables.foreignSecretUpdate || (${unchanged('metadata.labels')} && ${unchanged('metadata.annotations')} && ${unchanged('metadata.ownerReferences')})`,
-        `the bucket operator may not change labels, annotations or ownerReferences of a Secret without the label ${LABEL}`,
-        refusal('change labels, annotations or ownerReferences of', unmanaged),
+        `the bucket operator may not change labels, annotations or ownerReferences of a Secret it does not control`,
+        refusal('change labels, annotations or ownerReferences of', uncontrolled),
       ),
       rule(
         `!variables.foreignSecretUpdate || (` +
           `variables.newFinalizers.all(f, f == ${cel(SECRET_IN_USE_FINALIZER)} || f in variables.oldFinalizers) && ` +
           `variables.oldFinalizers.all(f, f == ${cel(SECRET_IN_USE_FINALIZER)} || f in variables.newFinalizers))`,
-        `the bucket operator may add or remove only the finalizer ${SECRET_IN_USE_FINALIZER} on a Secret without the label ${LABEL}`,
-        refusal(`change finalizers other than ${SECRET_IN_USE_FINALIZER} on`, unmanaged),
+        `the bucket operator may add or remove only the finalizer ${SECRET_IN_USE_FINALIZER} on a Secret it does not control`,
+        refusal(`change finalizers other than ${SECRET_IN_USE_FINALIZER} on`, uncontrolled),
       ),
       rule(
         `!variables.foreignSecretUpdate || variables.credentials || ` +

@@ -7,14 +7,17 @@
 import { createHash } from 'node:crypto';
 import type { V1OwnerReference, V1Secret, V1Service } from '@kubernetes/client-node';
 import type { StorageBucket } from '../api/v1';
-import { API_VERSION, BUCKET_NAME_LABEL, MANAGED_BY_LABEL, MANAGED_BY_VALUE } from '../api/v1';
+import { API_VERSION, BUCKET_NAME_LABEL, MANAGED_BY_LABEL, MANAGED_BY_VALUE, StorageBucketDefinition } from '../api/v1';
 import { ownerReference, type KubeObject, type Transform } from '../runtime';
 import { accessSecretName, serviceName } from './names';
 
 /** Label selector of the owned-object informers: only what the operator made is cached. */
 export const MANAGED_BY_SELECTOR = `${MANAGED_BY_LABEL}=${MANAGED_BY_VALUE}`;
 
-/** Labels every owned object carries. */
+/**
+ * Labels every owned object carries: exactly the keys of OWNED_OBJECT_LABELS, the only ones the
+ * shipped admission policy lets the operator write on them (and no annotations at all).
+ */
 function ownedLabels(bucketName: string): Record<string, string> {
   return { [BUCKET_NAME_LABEL]: bucketName, [MANAGED_BY_LABEL]: MANAGED_BY_VALUE };
 }
@@ -44,12 +47,11 @@ function sha256Values(data: Readonly<Record<string, string>> | undefined): Recor
 }
 
 // Re-exported so the operator keeps one import point for its owned objects.
-export { accessSecretName, serviceName } from './names';
 
 /** The controller owner reference pointing at `bucket`. */
 export function ownerRef(bucket: StorageBucket): V1OwnerReference {
   // Cached objects may lack apiVersion/kind (list items of some servers omit them).
-  return ownerReference({ ...bucket, apiVersion: API_VERSION, kind: 'StorageBucket' });
+  return ownerReference({ ...bucket, apiVersion: API_VERSION, kind: StorageBucketDefinition.kind });
 }
 
 /** Connection details published to workloads. */

@@ -2,8 +2,10 @@
  * The ValidatingAdmissionPolicy in dist/ on a real control plane, with requests made as the
  * operator's ServiceAccount (a TokenRequest token, so RBAC and admission see the operator's
  * user) through the operator's own REST client: every write the operator must not make is
- * refused with a message naming the rule, the writes it does make pass, and other users are
- * not affected.
+ * refused with a message naming the rule, the writes it does make pass (creates and repairs of
+ * objects a StorageBucket controls, built by the operator's own desiredSecret/desiredService),
+ * and other users are not affected. test/unit/infra/admission-policy.test.ts evaluates the same
+ * rules with cel-go against a longer table.
  */
 import { expect } from 'chai';
 import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
@@ -12,8 +14,17 @@ import { join } from 'node:path';
 import type { V1Secret, V1Service } from '@kubernetes/client-node';
 import { loadKubeconfig } from '../../operator/runtime/kubeconfig';
 import { synthDist } from '../../infra/app';
-import { CREDENTIALS_SECRET_LABEL, CREDENTIALS_SECRET_TYPE, MANAGED_BY_LABEL, MANAGED_BY_VALUE } from '../../operator/api/v1';
-import { SECRET, SERVICE } from '../../operator/bucket/kinds';
+import {
+  BUCKET_NAME_LABEL,
+  CREDENTIALS_SECRET_LABEL,
+  CREDENTIALS_SECRET_TYPE,
+  MANAGED_BY_LABEL,
+  MANAGED_BY_VALUE,
+  type StorageBucket,
+} from '../../operator/api/v1';
+import { SECRET, SERVICE, STORAGE_BUCKET } from '../../operator/bucket/kinds';
+import { desiredSecret, desiredService, ownerRef } from '../../operator/bucket/owned';
+import { OPERATOR_NAME } from '../../operator/operator';
 import { SECRET_IN_USE_FINALIZER } from '../../operator/bucket/secret-protection';
 import { applyObject } from '../../operator/runtime/apply';
 import { ApiError } from '../../operator/runtime/api-errors';
@@ -22,7 +33,7 @@ import { addFinalizer, removeFinalizer } from '../../operator/runtime/finalizers
 import { waitForSecretPolicy } from '../support/admission';
 import { type ControlPlane } from '../support/control-plane';
 import { applyDist } from '../support/dist';
-import { kubectlOk } from '../support/kube';
+import { apply, bucketManifest, kubectlOk } from '../support/kube';
 import { freshNamespace, sharedControlPlane } from './setup';
 import { eventually } from '../support/eventually';
 
@@ -58,6 +69,23 @@ async function refusedByPolicy(request: Promise<unknown>, why: RegExp, policy = 
   expect(err.message, err.message).to.match(why);
 }
 
+/**
+ * A StorageBucket in `ns` that owns the objects the operator is made to write here (paused: no
+ * operator runs in this file, and none should act on it if one did).
+ */
+async function ownerBucket(cp: ControlPlane, admin: KubeClient, ns: string): Promise<StorageBucket> {
+  await apply(cp, bucketManifest(ns, 'owner', {}, { 'storage.avalonhosting.example/paused': 'true' }));
+  return admin.get<StorageBucket>(STORAGE_BUCKET, ns, 'owner');
+}
+
+/** `obj` as the operator makes its objects: controlled by `bucket`, with the operator's labels. */
+function ownedBy<T extends V1Secret | V1Service>(bucket: StorageBucket, obj: T): T {
+  const labels = { ...obj.metadata?.labels, ...MANAGED, [BUCKET_NAME_LABEL]: bucket.metadata.name ?? '' };
+  return { ...obj, metadata: { ...obj.metadata, labels, ownerReferences: [ownerRef(bucket)] } };
+}
+
+const ACCESS = { id: 'bucket-1', endpoint: 'https://owner.storage.example', region: 'us-east-1', providerEndpoint: 'https://storage.example' };
+
 function secret(ns: string, name: string, extra: Partial<V1Secret> & { labels?: Record<string, string> } = {}): V1Secret {
   const { labels, ...rest } = extra;
   return { metadata: { name, namespace: ns, labels }, data: { key: b64('value') }, ...rest };
@@ -80,6 +108,10 @@ describe('admission policy confining the operator (real control plane)', functio
   let ns: string;
   let op: KubeClient;
   let admin: KubeClient;
+  /** Controls the objects the operator creates here. */
+  let bucket: StorageBucket;
+  /** `obj` controlled by `bucket`, labelled as the operator labels its objects. */
+  const owned = <T extends V1Secret | V1Service>(obj: T): T => ownedBy(bucket, obj);
   /** The credential Secret a BucketProviderConfig would reference: not the operator's. */
   const creds = 'provider-credentials';
   /** A Secret a config could name that did not opt in as credentials. */
@@ -95,6 +127,10 @@ describe('admission policy confining the operator (real control plane)', functio
     await admin.create(SECRET, secret(ns, notOptedIn, { data: { apiKey: b64('k') } }));
     await admin.create(SERVICE, service(ns, 'foreign', 'ClusterIP', null));
     await admin.create(SERVICE, service(ns, 'foreign-externalname', 'ExternalName', null));
+    bucket = await ownerBucket(cp, admin, ns);
+    // The operator's own objects, for the delete tests.
+    await admin.create(SECRET, owned(secret(ns, 'own-delete')));
+    await admin.create(SERVICE, owned(service(ns, 'own-delete', 'ExternalName')));
   });
 
   after(() => {
@@ -142,7 +178,7 @@ describe('admission policy confining the operator (real control plane)', functio
     }
 
     it('turning its own ExternalName Service into another type', async () => {
-      await op.create(SERVICE, service(ns, 'own-retype', 'ExternalName'));
+      await op.create(SERVICE, owned(service(ns, 'own-retype', 'ExternalName')));
       const toClusterIp = { spec: { type: 'ClusterIP', externalName: null, ports: [{ name: 'https', port: 443, protocol: 'TCP' }] } };
       await refusedByPolicy(op.patch(SERVICE, ns, 'own-retype', toClusterIp, 'merge'), /its type is ClusterIP, only ExternalName is allowed/);
     });
@@ -150,7 +186,7 @@ describe('admission policy confining the operator (real control plane)', functio
     const credsChanges: Record<string, { patch: unknown; why: RegExp }> = {
       'patching the data of a Secret it does not manage': {
         patch: { data: { apiKey: b64('stolen') } },
-        why: /may not change data, stringData, type or immutable of secrets .*: it lacks the label/,
+        why: /may not change data, stringData, type or immutable of secrets .*: it is not controlled by a StorageBucket/,
       },
       'writing its stringData': { patch: { stringData: { apiKey: 'stolen' } }, why: /may not change data, stringData/ },
       'making it immutable': { patch: { immutable: true }, why: /may not change data, stringData, type or immutable/ },
@@ -198,25 +234,63 @@ describe('admission policy confining the operator (real control plane)', functio
     it('changing a Service it does not manage, even to label it', async () => {
       await refusedByPolicy(
         op.patch(SERVICE, ns, 'foreign', { metadata: { annotations: { a: 'b' } } }, 'merge'),
-        new RegExp(`may not update services ${ns}/foreign: it lacks the label`),
+        new RegExp(`may not update services ${ns}/foreign: it is not controlled by a StorageBucket`),
       );
       await refusedByPolicy(
         op.patch(SERVICE, ns, 'foreign-externalname', { metadata: { labels: MANAGED } }, 'merge'),
-        new RegExp(`may not update services ${ns}/foreign-externalname: it lacks the label`),
+        new RegExp(`may not update services ${ns}/foreign-externalname: it is not controlled by a StorageBucket`),
       );
     });
 
     it('removing the managed-by label from its own Secret', async () => {
-      await op.create(SECRET, secret(ns, 'own-relabel', { labels: MANAGED }));
+      await op.create(SECRET, owned(secret(ns, 'own-relabel')));
       await refusedByPolicy(
         op.patch(SECRET, ns, 'own-relabel', { metadata: { labels: { [MANAGED_BY_LABEL]: null } } }, 'merge'),
         /the change removes the label/,
       );
     });
 
+    it('the create of an Argo CD cluster Secret, although it is Opaque and labelled as its own', async () => {
+      const argo = owned(secret(ns, 'argo-cluster', { type: 'Opaque', labels: { 'argocd.argoproj.io/secret-type': 'cluster' } }));
+      await refusedByPolicy(
+        op.create(SECRET, argo),
+        new RegExp(`may not create secrets ${ns}/argo-cluster: it carries labels that are not the operator's: argocd\\.argoproj\\.io/secret-type`),
+      );
+    });
+
+    it('the create of an ExternalName Service with an external-dns annotation', async () => {
+      const svc = owned(service(ns, 'dns-hijack', 'ExternalName'));
+      svc.metadata = { ...svc.metadata, annotations: { 'external-dns.alpha.kubernetes.io/hostname': 'shop.example.com' } };
+      await refusedByPolicy(
+        op.create(SERVICE, svc),
+        new RegExp(`may not create services ${ns}/dns-hijack: it carries annotations that are not the operator's: external-dns`),
+      );
+    });
+
+    it('the create of a labelled Opaque Secret without an ownerReference', async () => {
+      await refusedByPolicy(
+        op.create(SECRET, secret(ns, 'unowned', { labels: MANAGED, type: 'Opaque' })),
+        new RegExp(`may not create secrets ${ns}/unowned: it needs exactly one ownerReference, a controller reference to a StorageBucket`),
+      );
+    });
+
+    it('adding a label of its own choosing to a Secret it controls', async () => {
+      await op.create(SECRET, owned(secret(ns, 'own-argo')));
+      await refusedByPolicy(
+        op.patch(SECRET, ns, 'own-argo', { metadata: { labels: { 'argocd.argoproj.io/secret-type': 'cluster' } } }, 'merge'),
+        /the change adds, changes or removes a label other than/,
+      );
+    });
+
+    it('changing the data of a Secret labelled as its own that no StorageBucket controls', async () => {
+      await admin.create(SECRET, secret(ns, 'lookalike-access', { labels: MANAGED }));
+      await refusedByPolicy(
+        op.patch(SECRET, ns, 'lookalike-access', { data: { key: b64('x') } }, 'merge'),
+        /may not change data, stringData, type or immutable of secrets .*: it is not controlled by a StorageBucket/,
+      );
+    });
+
     it('deleting a Secret or a Service (RBAC grants no delete)', async () => {
-      await op.create(SECRET, secret(ns, 'own-delete', { labels: MANAGED }));
-      await op.create(SERVICE, service(ns, 'own-delete', 'ExternalName'));
       for (const kind of [SECRET, SERVICE]) {
         const err = await refusal(op.delete(kind, ns, 'own-delete'));
         expect(err.status, err.message).to.equal(403);
@@ -253,27 +327,60 @@ describe('admission policy confining the operator (real control plane)', functio
   });
 
   describe('allows the operator', () => {
-    it('to create and change labelled Opaque Secrets, by POST, PATCH and server-side apply', async () => {
-      await op.create(SECRET, secret(ns, 'alpha-access', { labels: MANAGED, type: 'Opaque' }));
+    it('to create and change Opaque Secrets a StorageBucket controls, by POST, PATCH and server-side apply', async () => {
+      await op.create(SECRET, owned(secret(ns, 'alpha-access', { type: 'Opaque' })));
       // Without a type the API server defaults it to Opaque before admission.
-      await op.create(SECRET, secret(ns, 'beta-access', { labels: MANAGED }));
+      await op.create(SECRET, owned(secret(ns, 'beta-access')));
       await op.patch(SECRET, ns, 'alpha-access', { data: { key: b64('rotated') } }, 'merge');
       await applyObject(
         op,
         SECRET,
-        { apiVersion: 'v1', kind: 'Secret', ...secret(ns, 'gamma-access', { labels: MANAGED, type: 'Opaque' }) },
-        { fieldManager: 'bucketoperator' },
+        { apiVersion: 'v1', kind: 'Secret', ...owned(secret(ns, 'gamma-access', { type: 'Opaque' })) },
+        { fieldManager: OPERATOR_NAME },
       );
       const stored = await admin.get<V1Secret>(SECRET, ns, 'alpha-access');
       expect(stored.data?.['key']).to.equal(b64('rotated'));
       expect((await admin.get<V1Secret>(SECRET, ns, 'gamma-access')).type).to.equal('Opaque');
     });
 
-    it('to create and change labelled ExternalName Services', async () => {
-      await op.create(SERVICE, service(ns, 'alpha', 'ExternalName'));
+    it('to create and change ExternalName Services a StorageBucket controls', async () => {
+      await op.create(SERVICE, owned(service(ns, 'alpha', 'ExternalName')));
       await op.patch(SERVICE, ns, 'alpha', { spec: { externalName: 'moved.storage.example' } }, 'merge');
       const stored = await admin.get<V1Service>(SERVICE, ns, 'alpha');
       expect(stored.spec?.externalName).to.equal('moved.storage.example');
+    });
+
+    it('to repair its Secret and Service after a user removed the managed-by label, changed data and spec and added keys of their own', async () => {
+      const desiredS = desiredSecret(bucket, ACCESS);
+      const desiredSvc = desiredService(bucket, ACCESS);
+      await op.create(SECRET, desiredS);
+      await op.create(SERVICE, desiredSvc);
+      const dns = { 'external-dns.alpha.kubernetes.io/hostname': 'shop.example.com' };
+      await admin.patch(
+        SECRET,
+        ns,
+        'owner-access',
+        { metadata: { labels: { [MANAGED_BY_LABEL]: null, team: 'a' }, annotations: { note: 'mine' } }, data: { bucketId: b64('tampered') } },
+        'merge',
+      );
+      await admin.patch(
+        SERVICE,
+        ns,
+        'owner',
+        { metadata: { labels: { [MANAGED_BY_LABEL]: null }, annotations: dns }, spec: { externalName: 'evil.example' } },
+        'merge',
+      );
+      // The operator's repair: its server-side apply of the desired objects (owned-sync.ts).
+      await applyObject(op, SECRET, desiredS, { fieldManager: OPERATOR_NAME });
+      await applyObject(op, SERVICE, desiredSvc, { fieldManager: OPERATOR_NAME });
+      const s = await admin.get<V1Secret>(SECRET, ns, 'owner-access');
+      expect(s.metadata?.labels).to.deep.equal({ ...desiredS.metadata?.labels, team: 'a' });
+      expect(s.metadata?.annotations).to.deep.equal({ note: 'mine' });
+      expect(s.data).to.deep.equal(desiredS.data);
+      const svc = await admin.get<V1Service>(SERVICE, ns, 'owner');
+      expect(svc.metadata?.labels).to.deep.equal(desiredSvc.metadata?.labels);
+      expect(svc.metadata?.annotations).to.deep.equal(dns);
+      expect(svc.spec?.externalName).to.equal(desiredSvc.spec?.externalName);
     });
 
     it('to add and remove its in-use finalizer on a credential Secret, next to others', async () => {
@@ -341,6 +448,7 @@ describe('admission policy confining the operator (real control plane)', functio
     let tmp: string;
     let watched: string;
     let nsOp: KubeClient;
+    let watchedBucket: StorageBucket;
 
     before(async () => {
       watched = await freshNamespace(cp, 'admission-watched');
@@ -350,6 +458,7 @@ describe('admission policy confining the operator (real control plane)', functio
         await kubectlOk(cp, ['apply', '-f', '-'], readFileSync(join(tmp, f), 'utf8'));
       }
       await waitForSecretPolicy(cp, user, watched);
+      watchedBucket = await ownerBucket(cp, admin, watched);
       nsOp = clientFor(await cp.serviceAccountKubeconfig(operatorNs, OPERATOR_SA));
     });
 
@@ -362,7 +471,7 @@ describe('admission policy confining the operator (real control plane)', functio
 
     it("confines that install's ServiceAccount in the watched namespace", async () => {
       await refusedByPolicy(nsOp.create(SECRET, secret(watched, 'unlabelled')), /it lacks the label/, policy);
-      await nsOp.create(SECRET, secret(watched, 'labelled', { labels: MANAGED }));
+      await nsOp.create(SECRET, ownedBy(watchedBucket, secret(watched, 'labelled')));
     });
 
     it('leaves other namespaces to RBAC, which refuses first', async () => {

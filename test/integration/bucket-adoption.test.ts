@@ -10,6 +10,7 @@ import type { StorageBucket } from '../../operator/api/v1';
 import { kubeWriter } from '../../operator/bucket/kube-writer';
 import { STORAGE_BUCKET } from '../../operator/bucket/kinds';
 import { ApiError, KubeClient } from '../../operator/runtime';
+import { loadKubeconfig } from '../../operator/runtime/kubeconfig';
 import { applyDist } from '../support/dist';
 import { apply, bucketManifest, condition, getJson, kubectlOk, waitForObject, type BucketJson } from '../support/kube';
 import { useStack } from '../support/stack';
@@ -26,24 +27,34 @@ describe('status writes are preconditioned on the resourceVersion they were comp
     // No provider config in this namespace and no operator running: only this test writes.
     const ns = await freshNamespace(cp, 'stale-status');
     await apply(cp, bucketManifest(ns, 'b', {}, { 'storage.avalonhosting.example/paused': 'true' }));
-    const client = new KubeClient({ restConfig: cp.restConfig() });
-    const writer = kubeWriter(client, 'precondition-test');
-    const snapshot = await client.get<StorageBucket>(STORAGE_BUCKET, ns, 'b');
-    const ready = {
-      phase: 'Active',
-      conditions: [{ type: 'Ready', status: 'True', reason: 'Available', message: '', lastTransitionTime: '2026-12-01T00:00:00Z' }],
-    };
-    await writer.patchStatus(STORAGE_BUCKET, snapshot, ready);
+    // The operator's writer under the operator's ServiceAccount, as the operator writes status
+    // (its role has no get on StorageBuckets: the admin reads the snapshot).
+    const admin = new KubeClient({ restConfig: cp.restConfig() });
+    const client = new KubeClient({
+      restConfig: loadKubeconfig(await cp.serviceAccountKubeconfig('bucketoperator-system', 'bucketoperator-controller-manager')),
+    });
+    try {
+      const writer = kubeWriter(client, 'precondition-test');
+      const snapshot = await admin.get<StorageBucket>(STORAGE_BUCKET, ns, 'b');
+      const ready = {
+        phase: 'Active',
+        conditions: [{ type: 'Ready', status: 'True', reason: 'Available', message: '', lastTransitionTime: '2026-12-01T00:00:00Z' }],
+      };
+      await writer.patchStatus(STORAGE_BUCKET, snapshot, ready);
 
-    const stale = {
-      phase: 'Pending',
-      conditions: [{ type: 'Ready', status: 'False', reason: 'ProviderUnavailable', message: 'x', lastTransitionTime: '2026-12-01T00:00:00Z' }],
-    };
-    const err = await writer.patchStatus(STORAGE_BUCKET, snapshot, stale).then(
-      () => undefined,
-      (e: unknown) => e,
-    );
-    expect(err).to.be.instanceOf(ApiError).and.have.property('status', 409);
+      const stale = {
+        phase: 'Pending',
+        conditions: [{ type: 'Ready', status: 'False', reason: 'ProviderUnavailable', message: 'x', lastTransitionTime: '2026-12-01T00:00:00Z' }],
+      };
+      const err = await writer.patchStatus(STORAGE_BUCKET, snapshot, stale).then(
+        () => undefined,
+        (e: unknown) => e,
+      );
+      expect(err).to.be.instanceOf(ApiError).and.have.property('status', 409);
+    } finally {
+      client.close();
+      admin.close();
+    }
     const live = await getJson<BucketJson>(cp, 'sbucket', 'b', ns);
     expect(live && condition(live, 'Ready')).to.include({ status: 'True', reason: 'Available' });
     await kubectlOk(cp, ['delete', 'sbucket', 'b', '-n', ns, '--wait=true', '--timeout=30s']);

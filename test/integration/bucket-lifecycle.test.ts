@@ -27,6 +27,7 @@ import { sharedControlPlane } from './setup';
 
 const FINALIZER = 'storage.avalonhosting.example/bucket-cleanup';
 const PAUSED = 'storage.avalonhosting.example/paused';
+const MANAGED_BY = 'storage.avalonhosting.example/managed-by';
 const isReady = (b: BucketJson) => condition(b, 'Ready')?.status === 'True' && b.status?.observedGeneration === b.metadata.generation;
 /** The drift scan's list of a provider account. */
 const LIST = /^GET \/buckets 200$/;
@@ -173,6 +174,40 @@ describe('StorageBucket lifecycle (operator under its ServiceAccount, real provi
       (s) => s.spec.externalName === new URL(b.status!.endpoint!).hostname,
       'the Service to be repaired',
     );
+  });
+
+  it('repairs its Secret and Service after they lose the managed-by label and are tampered with, keeping keys users added', async () => {
+    const t = await stack.tenant();
+    const { cp } = stack;
+    const b = await readyBucket(t, 'alpha');
+    const host = new URL(b.status!.endpoint!).hostname;
+    const managed = (o: { metadata: { labels?: Record<string, string> } }) => o.metadata.labels?.[MANAGED_BY] === 'bucketoperator';
+    await waitForObject(cp, 'secret', 'alpha-access', t.ns, managed, 'the Secret');
+    await waitForObject(cp, 'service', 'alpha', t.ns, managed, 'the Service');
+    // As a user (or an older operator version) could leave them: label gone, contents changed,
+    // keys of the user's own added. The operator's cache no longer selects them.
+    const dns = { 'external-dns.alpha.kubernetes.io/hostname': 'shop.example.com' };
+    const tamper = (kind: string, name: string, patch: unknown) =>
+      kubectlOk(cp, ['patch', kind, name, '-n', t.ns, '--type=merge', '-p', JSON.stringify(patch)]);
+    await tamper('secret', 'alpha-access', {
+      metadata: { labels: { [MANAGED_BY]: null, team: 'a' } },
+      data: { bucketId: Buffer.from('tampered').toString('base64') },
+    });
+    await tamper('service', 'alpha', { metadata: { labels: { [MANAGED_BY]: null }, annotations: dns }, spec: { externalName: 'evil.example' } });
+    const secret = await waitForObject<{ data: Record<string, string>; metadata: { labels?: Record<string, string> } }>(
+      cp,
+      'secret',
+      'alpha-access',
+      t.ns,
+      (s) => managed(s) && Buffer.from(s.data['bucketId'] ?? '', 'base64').toString() === b.status?.id,
+      'the Secret to be repaired under the admission policy',
+    );
+    expect(secret.metadata.labels?.['team'], "the user's label").to.equal('a');
+    const svc = await waitForObject<{
+      spec: { externalName: string };
+      metadata: { labels?: Record<string, string>; annotations?: Record<string, string> };
+    }>(cp, 'service', 'alpha', t.ns, (s) => managed(s) && s.spec.externalName === host, 'the Service to be repaired under the admission policy');
+    expect(svc.metadata.annotations, "the user's annotation").to.include(dns);
   });
 
   it('waits for a missing BucketProviderConfig and proceeds once it appears', async () => {
@@ -401,6 +436,17 @@ describe('StorageBucket lifecycle (operator under its ServiceAccount, real provi
     });
     await readyBucket(t, 'media');
     await waitForObject(cp, 'secret', 'media-access', t.ns, () => true, 'the access Secret');
+    // Barrier: Ready is written before the owned objects, and the Secret before the Service, so
+    // neither says the Service was looked at; the conflict Event is written when it was.
+    await eventually(
+      async () => {
+        const events = JSON.parse(await kubectlOk(cp, ['get', 'events.events.k8s.io', '-n', t.ns, '-o', 'json'])) as {
+          items: Array<{ reason: string; regarding: { name: string } }>;
+        };
+        return events.items.some((e) => e.regarding.name === 'media' && e.reason === 'OwnedObjectConflict');
+      },
+      { description: 'the OwnedObjectConflict Event about the Service media', timeoutMs: 30_000, intervalMs: 250 },
+    );
     const svc = (await getJson<{ spec: { type: string }; metadata: { ownerReferences?: unknown[] } }>(cp, 'service', 'media', t.ns))!;
     expect(svc.spec.type).to.equal('ClusterIP');
     expect(svc.metadata.ownerReferences ?? []).to.deep.equal([]);

@@ -208,15 +208,38 @@ describe('GitOps health checks on live objects (lua5.1 and cel-go)', function ()
     },
   ];
 
-  const seen = new Map<string, Json>();
+  const fromReady = 'Derived from healthy_ready.yaml';
+  /** Fixtures derived from a case's live object, written by that case's test (CAPTURE only). */
+  const derived: Record<string, Array<{ file: string; make: (o: Json) => KubeObjectData; note: string }>> = {
+    'sbucket/ready': [
+      { file: 'progressing_noStatus.yaml', make: asCreated, note: `${fromReady}: as created, before the operator wrote any status.` },
+      {
+        file: 'progressing_newGeneration.yaml',
+        make: nextGeneration,
+        note: `${fromReady}: the spec was just edited and the operator has not acted on it yet.`,
+      },
+    ],
+    'sbucket/invalid': [
+      {
+        file: 'progressing_staleTerminal.yaml',
+        make: nextGeneration,
+        note: 'Derived from degraded_invalidSpec.yaml: the spec was just edited (perhaps fixed) and the operator has not acted on it yet.',
+      },
+    ],
+    'bucketproviderconfig/provider': [
+      { file: 'progressing_noStatus.yaml', make: asCreated, note: `${fromReady}: as created, before the operator wrote any status.` },
+    ],
+  };
   for (const c of cases) {
     it(`${c.kind} ${c.name}: Argo CD ${c.argo}, Flux ${c.flux}`, async () => {
       const obj = await waitForObject<Json>(cp, c.kind, c.name, ns, c.until, `${c.kind} ${c.name} to reach its state`);
-      seen.set(`${c.kind}/${c.name}`, obj);
       const lua = join(CUSTOMIZATIONS_DIR, GROUP, c.kind === 'sbucket' ? 'StorageBucket' : 'BucketProviderConfig', 'health.lua');
       expect(runHealthLua(lua, obj).status).to.equal(c.argo);
       expect(evaluateFluxHealth([obj])).to.deep.equal([c.flux]);
-      if (CAPTURE) writeFixture(c.kind, c.fixture, obj);
+      if (CAPTURE) {
+        writeFixture(c.kind, c.fixture, obj);
+        for (const d of derived[`${c.kind}/${c.name}`] ?? []) writeFixture(c.kind, d.file, d.make(obj), d.note);
+      }
     });
   }
 
@@ -247,36 +270,4 @@ describe('GitOps health checks on live objects (lua5.1 and cel-go)', function ()
     // ready, paused-ready and moved became Ready while the operator ran; each counts once.
     expect(sample(metrics, 'bucketoperator_bucket_first_time_to_ready_seconds_count')).to.equal(3);
   });
-
-  if (CAPTURE) {
-    it('writes the derived fixtures', () => {
-      const ready = seen.get('sbucket/ready')!;
-      const invalid = seen.get('sbucket/invalid')!;
-      const config = seen.get('bucketproviderconfig/provider')!;
-      writeFixture(
-        'sbucket',
-        'progressing_noStatus.yaml',
-        asCreated(ready),
-        'Derived from healthy_ready.yaml: as created, before the operator wrote any status.',
-      );
-      writeFixture(
-        'bucketproviderconfig',
-        'progressing_noStatus.yaml',
-        asCreated(config),
-        'Derived from healthy_ready.yaml: as created, before the operator wrote any status.',
-      );
-      writeFixture(
-        'sbucket',
-        'progressing_newGeneration.yaml',
-        nextGeneration(ready),
-        'Derived from healthy_ready.yaml: the spec was just edited and the operator has not acted on it yet.',
-      );
-      writeFixture(
-        'sbucket',
-        'progressing_staleTerminal.yaml',
-        nextGeneration(invalid),
-        'Derived from degraded_invalidSpec.yaml: the spec was just edited (perhaps fixed) and the operator has not acted on it yet.',
-      );
-    });
-  }
 });

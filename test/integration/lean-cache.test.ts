@@ -1,15 +1,20 @@
 /**
  * What the operator's caches hold, on a real control plane: the operator runs in-process
  * (operator.ts `startOperator`, watching all namespaces) so the test can look inside every
- * informer. Unrelated Secrets and Services, labelled or not, in the buckets' namespace and in
+ * informer, under its own ServiceAccount token, so RBAC and the admission policy of dist/ apply
+ * to it as to the Deployment. Unrelated Secrets and Services, labelled or not, in the buckets' namespace and in
  * another one, must never be cached; owned objects are cached without managedFields and owned
  * Secrets without their data; credential Secrets are cached only when labelled as such (one
  * label-selected watch, however many configs), never because a config names them.
+ *
+ * The `before` hook sets up what every test may read (unrelated objects, configs); each test
+ * makes the buckets and configs it changes or counts on, so any one passes alone.
  */
 import { expect } from 'chai';
 import { CREDENTIALS_SECRET_LABEL, CREDENTIALS_SECRET_TYPE, MANAGED_BY_LABEL, MANAGED_BY_VALUE } from '../../operator/api/v1';
 import { startOperator, type RunningOperator } from '../../operator/operator';
 import { CACHED_OBJECTS_METRIC } from '../../operator/runtime/informer-factory';
+import { loadKubeconfig } from '../../operator/runtime/kubeconfig';
 import { createLogger } from '../../operator/runtime/logging';
 import { LAST_APPLIED_ANNOTATION } from '../../operator/runtime/transforms';
 import type { KubeObject } from '../../operator/runtime/types';
@@ -148,7 +153,8 @@ describe('lean caches: only our objects and referenced Secrets are cached (real 
     unrelatedNames.add(`${ns}/foreign-access`);
 
     op = startOperator({
-      restConfig: cp.restConfig(),
+      // The operator's ServiceAccount token, never the admin: RBAC and the admission policy apply.
+      restConfig: loadKubeconfig(stack.kubeconfig),
       logger: createLogger({ level: process.env.LEAN_LOG === '1' ? 'debug' : 'silent' }),
       leaderElection: false,
       metricsBindAddress: '0',
@@ -176,13 +182,20 @@ describe('lean caches: only our objects and referenced Secrets are cached (real 
     // Updated in place, not replaced.
     expect(legacy.metadata.uid).to.equal(legacyBefore.metadata.uid);
 
+    // Barrier: Ready is written before the owned objects, so only the conflict Event says the
+    // foreign Secret was looked at (and left alone).
+    await eventually(
+      async () => {
+        const events = JSON.parse(await kubectlOk(cp, ['get', 'events.events.k8s.io', '-n', ns, '-o', 'json'])) as {
+          items: Array<{ reason: string; regarding: { name: string } }>;
+        };
+        return events.items.some((e) => e.regarding.name === 'foreign' && e.reason === 'OwnedObjectConflict');
+      },
+      { description: 'the OwnedObjectConflict Event about bucket foreign', timeoutMs: 30_000, intervalMs: 250 },
+    );
     const foreign = (await getJson<SecretJson>(cp, 'secret', 'foreign-access', ns))!;
     expect(foreign.metadata.resourceVersion).to.equal(foreignBefore.metadata.resourceVersion);
     expect(foreign.metadata.ownerReferences ?? []).to.deep.equal([]);
-    const events = JSON.parse(await kubectlOk(cp, ['get', 'events.events.k8s.io', '-n', ns, '-o', 'json'])) as {
-      items: Array<{ reason: string; regarding: { name: string } }>;
-    };
-    expect(events.items.filter((e) => e.regarding.name === 'foreign').map((e) => e.reason)).to.include('OwnedObjectConflict');
   });
 
   it('caches no Secret or Service that is not ours or not referenced, and nothing it never reads', async () => {
@@ -213,8 +226,8 @@ describe('lean caches: only our objects and referenced Secrets are cached (real 
       if (ours) expect(s, key).to.not.have.property('data');
     }
     for (const s of services) expect(s.metadata?.labels?.[MANAGED_BY_LABEL], `Service ${s.metadata?.name}`).to.equal(MANAGED_BY_VALUE);
-    expect(cachedKeys('Secret')).to.include.members([`${ns}/one-access`, `${ns}/legacy-access`, `${ns}/provider-key`, `${ns}/rotating-key`]);
-    expect(cachedKeys('Service')).to.include.members([`${ns}/one`, `${ns}/two`, `${ns}/foreign`]);
+    expect(cachedKeys('Secret')).to.include.members([`${ns}/three-access`, `${ns}/provider-key`, `${ns}/rotating-key`]);
+    expect(cachedKeys('Service')).to.include.members([`${ns}/three`]);
 
     for (const kind of ['Secret', 'Service', 'StorageBucket', 'BucketProviderConfig']) {
       for (const o of cached(kind)) {
@@ -233,9 +246,20 @@ describe('lean caches: only our objects and referenced Secrets are cached (real 
   });
 
   it('repairs an owned Secret whose data was edited', async () => {
-    const want = (await getJson<BucketJson>(cp, 'sbucket', 'one', ns))!.status?.id;
-    await kubectlOk(cp, ['patch', 'secret', 'one-access', '-n', ns, '--type=merge', '-p', JSON.stringify({ data: { bucketId: b64('tampered') } })]);
-    await waitForObject<SecretJson>(cp, 'secret', 'one-access', ns, (s) => decoded(s)['bucketId'] === want, 'the edited Secret to be repaired');
+    await apply(cp, bucketManifest(ns, 'edited'));
+    const want = (await ready('edited')).status?.id;
+    await waitForObject<SecretJson>(cp, 'secret', 'edited-access', ns, (s) => decoded(s)['bucketId'] === want, 'the access Secret');
+    await kubectlOk(cp, [
+      'patch',
+      'secret',
+      'edited-access',
+      '-n',
+      ns,
+      '--type=merge',
+      '-p',
+      JSON.stringify({ data: { bucketId: b64('tampered') } }),
+    ]);
+    await waitForObject<SecretJson>(cp, 'secret', 'edited-access', ns, (s) => decoded(s)['bucketId'] === want, 'the edited Secret to be repaired');
   });
 
   it("re-reconciles a config's buckets at once when its credential Secret is rotated", async () => {
@@ -280,61 +304,67 @@ describe('lean caches: only our objects and referenced Secrets are cached (real 
   });
 
   it('protects a referenced credential Secret, and releases it once no config names it', async () => {
+    // A config and bucket of this test's own, so no other test's use of a config matters.
+    for (const m of providerManifests(ns, provider.url, provider.apiKey, 'guarded')) await apply(cp, m);
+    await apply(cp, bucketManifest(ns, 'guarded', { providerRef: { name: 'guarded' } }));
+    await ready('guarded');
     await waitForObject<SecretJson>(
       cp,
       'secret',
-      'rotating-key',
+      'guarded-key',
       ns,
       (s) => (s.metadata.finalizers ?? []).includes(IN_USE),
-      'rotating-key to be protected',
+      'guarded-key to be protected',
     );
-    await kubectlOk(cp, ['delete', 'sbucket', 'rot', '-n', ns, '--wait=false']);
-    await waitForGone(cp, 'sbucket', 'rot', ns);
-    await kubectlOk(cp, ['delete', 'bucketproviderconfig', 'rotating', '-n', ns, '--wait=false']);
-    await waitForGone(cp, 'bucketproviderconfig', 'rotating', ns);
+    await kubectlOk(cp, ['delete', 'sbucket', 'guarded', '-n', ns, '--wait=false']);
+    await waitForGone(cp, 'sbucket', 'guarded', ns);
+    await kubectlOk(cp, ['delete', 'bucketproviderconfig', 'guarded', '-n', ns, '--wait=false']);
+    await waitForGone(cp, 'bucketproviderconfig', 'guarded', ns);
     await waitForObject<SecretJson>(
       cp,
       'secret',
-      'rotating-key',
+      'guarded-key',
       ns,
       (s) => !(s.metadata.finalizers ?? []).includes(IN_USE),
-      'rotating-key to be released',
+      'guarded-key to be released',
     );
     // Still labelled, so still cached (the cache follows the label, not the configs).
-    expect(cachedKeys('Secret')).to.include(`${ns}/provider-key`);
+    expect(cachedKeys('Secret')).to.include(`${ns}/guarded-key`);
   });
 
   it('releases a referenced Secret whose credentials label is removed, and drops it from the cache', async () => {
+    // Its own config and Secret: the shared `provider` ones stay labelled for the other tests.
+    for (const m of providerManifests(ns, provider.url, provider.apiKey, 'relabel')) await apply(cp, m);
     await waitForObject<SecretJson>(
       cp,
       'secret',
-      'provider-key',
+      'relabel-key',
       ns,
       (s) => (s.metadata.finalizers ?? []).includes(IN_USE),
-      'provider-key to be protected',
+      'relabel-key to be protected',
     );
-    await kubectlOk(cp, ['label', 'secret', 'provider-key', '-n', ns, `${CREDENTIALS_SECRET_LABEL}-`]);
+    await kubectlOk(cp, ['label', 'secret', 'relabel-key', '-n', ns, `${CREDENTIALS_SECRET_LABEL}-`]);
     await waitForObject<SecretJson>(
       cp,
       'secret',
-      'provider-key',
+      'relabel-key',
       ns,
       (s) => !(s.metadata.finalizers ?? []).includes(IN_USE),
-      'provider-key to be released',
+      'relabel-key to be released',
     );
-    await eventually(async () => !cachedKeys('Secret').includes(`${ns}/provider-key`), {
-      description: 'provider-key out of the cache',
+    await eventually(async () => !cachedKeys('Secret').includes(`${ns}/relabel-key`), {
+      description: 'relabel-key out of the cache',
       timeoutMs: 30_000,
       intervalMs: 100,
     });
-    await kubectlOk(cp, ['label', 'secret', 'provider-key', '-n', ns, `${CREDENTIALS_SECRET_LABEL}=${CREDENTIALS_SECRET_TYPE}`]);
+    await kubectlOk(cp, ['label', 'secret', 'relabel-key', '-n', ns, `${CREDENTIALS_SECRET_LABEL}=${CREDENTIALS_SECRET_TYPE}`]);
     await waitForObject<SecretJson>(
       cp,
       'secret',
-      'provider-key',
+      'relabel-key',
       ns,
       (s) => (s.metadata.finalizers ?? []).includes(IN_USE),
-      'provider-key protected again',
+      'relabel-key protected again',
     );
   });
 });

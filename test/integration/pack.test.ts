@@ -184,15 +184,25 @@ describe('the packed construct library in a fresh cdk8s app', function () {
     });
   });
 
+  /**
+   * Applies the package's operator chart and waits for its CRDs, once; every test that needs
+   * them calls it, so each passes alone as in the whole file.
+   */
+  let installed: Promise<void> | undefined;
+  const operatorInstalled = (): Promise<void> =>
+    (installed ??= (async () => {
+      await kubectlOk(cp, ['apply', '-f', join(out, 'operator.k8s.yaml')]);
+      await kubectlOk(cp, [
+        'wait',
+        '--for=condition=Established',
+        '--timeout=60s',
+        'crd/storagebuckets.storage.avalonhosting.example',
+        'crd/bucketproviderconfigs.storage.avalonhosting.example',
+      ]);
+    })());
+
   it('is accepted by the API server: the operator, then the config and both buckets', async () => {
-    await kubectlOk(cp, ['apply', '-f', join(out, 'operator.k8s.yaml')]);
-    await kubectlOk(cp, [
-      'wait',
-      '--for=condition=Established',
-      '--timeout=60s',
-      'crd/storagebuckets.storage.avalonhosting.example',
-      'crd/bucketproviderconfigs.storage.avalonhosting.example',
-    ]);
+    await operatorInstalled();
     await kubectlOk(cp, ['apply', '-f', join(out, 'buckets.k8s.yaml')]);
     const buckets = await kubectlOk(cp, ['get', 'sbucket', '-n', ns, '-o', 'jsonpath={.items[*].metadata.name}']);
     expect(buckets.split(' ').sort()).to.deep.equal(['backups', 'logs']);
@@ -203,12 +213,15 @@ describe('the packed construct library in a fresh cdk8s app', function () {
   });
 
   it("has the API server refuse the invalid bucket with the CRD's message", async () => {
+    await operatorInstalled();
     const res = await cp.kubectl(['apply', '-f', join(out, 'invalid.k8s.yaml')]);
     expect(res.code).to.not.equal(0);
     expect(res.stderr).to.include('metadata.name must be a DNS-1035 label');
   });
 
   it('ships dist/ for kubectl apply -k from node_modules', async () => {
+    // A server-side dry run creates nothing, so the namespace and CRDs must already be there.
+    await operatorInstalled();
     const res = await cp.kubectl(['apply', '--dry-run=server', '-k', join(appDir, 'node_modules', 'bucketoperator', 'dist')]);
     expect(res.code, res.stderr).to.equal(0);
   });

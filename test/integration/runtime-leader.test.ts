@@ -33,17 +33,38 @@ interface Replica {
   readonly client: KubeClient;
   /** True when this replica's informer cache holds ConfigMap `name` of `ns`. */
   cached(name: string): boolean;
+  /** Lease reads (GETs: the toy controller makes no others) this replica has finished. */
+  leaseReads(): number;
+  /**
+   * Resolves when the manager stops its runnables: it has stopped taking work (after losing the
+   * lease its controllers are stopped by then) and is shutting down, its informers still running.
+   */
+  readonly stopping: Promise<void>;
 }
 
 function replica(
   cp: ControlPlane,
   ns: string,
   lease: string,
-  opts: { timing?: Timing; releaseOnCancel?: boolean; kind?: ResourceKind; leaderElection?: boolean } = {},
+  opts: {
+    timing?: Timing;
+    releaseOnCancel?: boolean;
+    kind?: ResourceKind;
+    leaderElection?: boolean;
+    /** Holds the manager's shutdown (and so its informers) until it settles. @default none */
+    holdShutdown?: Promise<void>;
+  } = {},
 ): Replica {
   const logger = createLogger({ level: 'silent' });
   const registry = new Registry();
-  const client = new KubeClient({ restConfig: cp.restConfig(), registry });
+  let gets = 0;
+  const client = new KubeClient({
+    restConfig: cp.restConfig(),
+    registry,
+    onRequest: (verb) => {
+      if (verb === 'GET') gets++;
+    },
+  });
   const informers = new InformerFactory({ lw: client, logger });
   const mgr = new Manager({
     client,
@@ -63,6 +84,17 @@ function replica(
     registry,
   });
   const seen: string[] = [];
+  let stopped!: () => void;
+  const stopping = new Promise<void>((resolve) => (stopped = resolve));
+  // The manager awaits its runnables before it stops the informers.
+  mgr.addRunnable({
+    name: 'shutdown-hold',
+    async start(signal) {
+      await new Promise<void>((resolve) => signal.addEventListener('abort', () => resolve(), { once: true }));
+      stopped();
+      await opts.holdShutdown;
+    },
+  });
   newControllerManagedBy(mgr, 'toy')
     .for(opts.kind ?? ConfigMaps)
     .complete({
@@ -78,7 +110,7 @@ function replica(
   );
   const cached = (name: string) =>
     informers.informers().some((i) => i.kind.kind === 'ConfigMap' && i.cache.get({ namespace: ns, name }) !== undefined);
-  return { mgr, seen, abort, result, client, cached };
+  return { mgr, seen, abort, result, client, cached, leaseReads: () => gets, stopping };
 }
 
 async function stopAll(replicas: Replica[]): Promise<void> {
@@ -191,9 +223,14 @@ describe('runtime: leader election and manager (real control plane)', function (
     running.push(a, b);
     const leader = await exactlyOneLeader([a, b], 20_000);
     const standby = leader === a ? b : a;
-    // Pacing, not proof: let the standby observe the lease, so it would otherwise have to
-    // wait the full 15 s (it exposes no sign of having observed it).
-    await new Promise((r) => setTimeout(r, 2 * slow.retryPeriodMs));
+    // Barrier: the standby has read the lease since the leader took it (two reads finished,
+    // so at least one was sent after), so without the release it would wait the full 15 s.
+    const readsBefore = standby.leaseReads();
+    await eventually(() => standby.leaseReads() >= readsBefore + 2, {
+      description: 'the standby to read the held lease',
+      timeoutMs: 10 * slow.retryPeriodMs,
+      intervalMs: 20,
+    });
 
     leader.abort.abort();
     expect(await leader.result).to.equal(undefined);
@@ -207,36 +244,47 @@ describe('runtime: leader election and manager (real control plane)', function (
     });
   });
 
-  it('a leader whose lease is taken stops reconciling and start() rejects', async () => {
-    const a = replica(cp, ns, 'stolen');
+  it('a leader whose lease is taken stops reconciling at once, while its caches still run, and start() rejects', async () => {
+    // Holds the manager's shutdown after it has stopped its controllers, so its informers keep
+    // delivering: a reconcile after the loss would then be seen, not prevented by the stop.
+    let release!: () => void;
+    const hold = new Promise<void>((resolve) => (release = resolve));
+    const a = replica(cp, ns, 'stolen', { holdShutdown: hold });
     running.push(a);
-    await exactlyOneLeader([a], 20_000);
-    const res = await cp.kubectl([
-      'patch',
-      'lease',
-      'stolen',
-      '-n',
-      ns,
-      '--type=merge',
-      '-p',
-      JSON.stringify({ spec: { holderIdentity: 'intruder', leaseDurationSeconds: 60 } }),
-    ]);
-    expect(res.code, res.stderr).to.equal(0);
-    const err = await a.result;
-    expect(err).to.be.instanceOf(LeaderElectionLostError);
-    expect(a.mgr.isLeader()).to.equal(false);
-    const countBefore = a.seen.length;
-    // Barrier: a witness (no leader election) reconciles the ConfigMap, so its event has been
-    // delivered; start() has settled, so `a` stopped its controllers before that.
-    const witness = replica(cp, ns, 'witness', { leaderElection: false });
-    running.push(witness);
-    await createConfigMap('after-loss');
-    await eventually(() => witness.seen.includes('after-loss'), {
-      description: 'the witness to reconcile after-loss',
-      timeoutMs: 30_000,
-      intervalMs: 20,
-    });
-    expect(a.seen.length, 'no reconcile after losing the lease').to.equal(countBefore);
+    try {
+      await exactlyOneLeader([a], 20_000);
+      await createConfigMap('before-loss');
+      await eventually(() => a.seen.includes('before-loss'), { description: 'the leader to reconcile before-loss', timeoutMs: 30_000 });
+      const res = await cp.kubectl([
+        'patch',
+        'lease',
+        'stolen',
+        '-n',
+        ns,
+        '--type=merge',
+        '-p',
+        JSON.stringify({ spec: { holderIdentity: 'intruder', leaseDurationSeconds: 60 } }),
+      ]);
+      expect(res.code, res.stderr).to.equal(0);
+      await a.stopping;
+      expect(a.mgr.isLeader()).to.equal(false);
+      const countBefore = a.seen.length;
+      // Barrier: `a`'s own cache holds both ConfigMaps (its informers still run, so a controller
+      // still running would have been handed the first well before the second arrived), and a
+      // witness without leader election has reconciled both.
+      const witness = replica(cp, ns, 'witness', { leaderElection: false });
+      running.push(witness);
+      await createConfigMap('after-loss-1');
+      await createConfigMap('after-loss-2');
+      await eventually(
+        () => a.cached('after-loss-1') && a.cached('after-loss-2') && witness.seen.includes('after-loss-1') && witness.seen.includes('after-loss-2'),
+        { description: 'a to cache, and the witness to reconcile, after-loss-1 and -2', timeoutMs: 30_000, intervalMs: 20 },
+      );
+      expect(a.seen.slice(countBefore), 'reconciles after losing the lease').to.deep.equal([]);
+    } finally {
+      release();
+    }
+    expect(await a.result).to.be.instanceOf(LeaderElectionLostError);
   });
 
   it('serves the controller-runtime metric names on /metrics', async () => {

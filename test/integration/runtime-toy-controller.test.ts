@@ -115,6 +115,12 @@ describe('runtime: toy controller converges through the runtime alone (real cont
     );
   }
 
+  /** Creates ConfigMap `name` with `data` and waits until its Secret holds the same: each test makes its own. */
+  async function source(name: string, data: Record<string, string>): Promise<void> {
+    await core().createNamespacedConfigMap({ namespace: ns, body: { metadata: { name }, data } });
+    await converged(name, data);
+  }
+
   it('creates the owned Secret from the ConfigMap', async () => {
     await core().createNamespacedConfigMap({ namespace: ns, body: { metadata: { name: 'src' }, data: { a: '1' } } });
     await converged('src', { a: '1' });
@@ -124,28 +130,31 @@ describe('runtime: toy controller converges through the runtime alone (real cont
   });
 
   it('follows edits of the ConfigMap, removing keys it no longer has', async () => {
+    await source('edited', { a: '1' });
     await core().replaceNamespacedConfigMap({
-      name: 'src',
+      name: 'edited',
       namespace: ns,
-      body: { metadata: { name: 'src' }, data: { b: '2' } },
+      body: { metadata: { name: 'edited' }, data: { b: '2' } },
     });
-    await converged('src', { b: '2' });
+    await converged('edited', { b: '2' });
   });
 
   it('re-creates a Secret deleted by hand', async () => {
-    await core().deleteNamespacedSecret({ name: 'src', namespace: ns });
-    await converged('src', { b: '2' });
+    await source('deleted', { b: '2' });
+    await core().deleteNamespacedSecret({ name: 'deleted', namespace: ns });
+    await converged('deleted', { b: '2' });
   });
 
   it('survives an API server restart and keeps converging', async () => {
+    await source('restarted', { a: '1' });
     await cp.restartApiServer();
     await ready();
     await core().replaceNamespacedConfigMap({
-      name: 'src',
+      name: 'restarted',
       namespace: ns,
-      body: { metadata: { name: 'src' }, data: { c: '3' } },
+      body: { metadata: { name: 'restarted' }, data: { c: '3' } },
     });
-    await converged('src', { c: '3' }, 60_000);
+    await converged('restarted', { c: '3' }, 60_000);
     await core().createNamespacedConfigMap({ namespace: ns, body: { metadata: { name: 'late' }, data: { d: '4' } } });
     await converged('late', { d: '4' }, 60_000);
     await core().deleteNamespacedSecret({ name: 'late', namespace: ns });

@@ -63,13 +63,25 @@ export const BUCKET_NAME_LABEL = `${GROUP}/bucket`;
 
 /**
  * Label the operator puts on every object it creates (the `<bucket>-access` Secret and the
- * bucket's Service). Its informers for those kinds select on it, and the shipped
- * ValidatingAdmissionPolicy lets the operator create or change only objects that carry it.
+ * bucket's Service). Its informers for those kinds select on it. The shipped
+ * ValidatingAdmissionPolicy lets the operator create only objects that carry it, and requires it
+ * on every object the operator changes; what makes an object the operator's, though, is a
+ * controller ownerReference to a StorageBucket, not this label.
  */
 export const MANAGED_BY_LABEL = `${GROUP}/managed-by`;
 
 /** Value of {@link MANAGED_BY_LABEL}. */
 export const MANAGED_BY_VALUE = 'bucketoperator';
+
+/**
+ * Every label key the operator writes on the objects it owns, and the only ones the shipped
+ * ValidatingAdmissionPolicy lets it create them with or change on them. Any other key on an owned
+ * object is the user's: the operator's writes leave it as it is.
+ */
+export const OWNED_OBJECT_LABELS: readonly string[] = [BUCKET_NAME_LABEL, MANAGED_BY_LABEL];
+
+/** Every annotation key the operator writes on the objects it owns: none (see {@link OWNED_OBJECT_LABELS}). */
+export const OWNED_OBJECT_ANNOTATIONS: readonly string[] = [];
 
 /**
  * A cluster identity given by hand (`--cluster-id`, the construct's `clusterId`): it becomes a

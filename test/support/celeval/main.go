@@ -11,6 +11,16 @@
 // JSON value of the schema node the rule sits on, as the API server binds it. Only plain CEL
 // is available here (no Kubernetes library functions such as url()), so rules tested this way
 // must keep to it.
+//
+// A third mode evaluates a ValidatingAdmissionPolicy against admission requests: input
+// {"admission": {"variables": [{"name": "...", "expression": "..."}], "validations":
+// [{"expression": "...", "messageExpression": "..."}], "cases": [{"request": {...}, "object":
+// {...} | null, "oldObject": {...} | null}]}}. Variables are evaluated in order, each seeing the
+// ones before it as `variables.<name>`, as the API server binds them; objects are plain JSON
+// (the API server's are typed by the OpenAPI schema, so a rule tested here must not rely on
+// defaults of absent fields). Output: per case {"failed": [indexes of the validations that
+// are false], "message": "<messageExpression of the first>"} or {"error": "..."} when a
+// validation cannot be evaluated (the policy's failurePolicy Fail then refuses).
 package main
 
 import (
@@ -22,6 +32,7 @@ import (
 
 	"github.com/google/cel-go/cel"
 	"github.com/google/cel-go/common/types"
+	"github.com/google/cel-go/common/types/ref"
 	"github.com/google/cel-go/ext"
 )
 
@@ -202,6 +213,127 @@ func evaluateRule(env *cel.Env, c ruleCase) ruleResult {
 	return ruleResult{Valid: &v}
 }
 
+type namedExpr struct {
+	Name       string `json:"name"`
+	Expression string `json:"expression"`
+}
+
+type validation struct {
+	Expression        string `json:"expression"`
+	MessageExpression string `json:"messageExpression"`
+}
+
+type admissionCase struct {
+	Request   json.RawMessage `json:"request"`
+	Object    json.RawMessage `json:"object"`
+	OldObject json.RawMessage `json:"oldObject"`
+}
+
+type admissionInput struct {
+	Variables   []namedExpr     `json:"variables"`
+	Validations []validation    `json:"validations"`
+	Cases       []admissionCase `json:"cases"`
+}
+
+type admissionResult struct {
+	Failed  []int  `json:"failed"`
+	Message string `json:"message,omitempty"`
+	Error   string `json:"error,omitempty"`
+}
+
+func decodeJSON(raw json.RawMessage) (any, error) {
+	if len(raw) == 0 {
+		return nil, nil
+	}
+	dec := json.NewDecoder(bytes.NewReader(raw))
+	dec.UseNumber()
+	var v any
+	if err := dec.Decode(&v); err != nil {
+		return nil, err
+	}
+	return normalize(v), nil
+}
+
+// evalIn compiles expr in env and evaluates it with act.
+func evalIn(env *cel.Env, expr string, act map[string]any) (ref.Val, error) {
+	ast, issues := env.Compile(expr)
+	if issues != nil && issues.Err() != nil {
+		return nil, fmt.Errorf("cannot compile %q: %s", expr, issues.String())
+	}
+	prog, err := env.Program(ast)
+	if err != nil {
+		return nil, err
+	}
+	val, _, err := prog.Eval(act)
+	if err != nil {
+		return nil, fmt.Errorf("cannot evaluate %q: %v", expr, err)
+	}
+	return val, nil
+}
+
+func evaluateAdmission(env *cel.Env, in admissionInput, c admissionCase) admissionResult {
+	polEnv, err := env.Extend(
+		cel.Variable("request", cel.DynType),
+		cel.Variable("object", cel.DynType),
+		cel.Variable("oldObject", cel.DynType),
+		cel.Variable("variables", cel.MapType(cel.StringType, cel.DynType)),
+	)
+	if err != nil {
+		return admissionResult{Error: err.Error()}
+	}
+	act := map[string]any{}
+	for name, raw := range map[string]json.RawMessage{"request": c.Request, "object": c.Object, "oldObject": c.OldObject} {
+		v, err := decodeJSON(raw)
+		if err != nil {
+			return admissionResult{Error: err.Error()}
+		}
+		if v == nil {
+			act[name] = types.NullValue
+		} else {
+			act[name] = v
+		}
+	}
+	vars := map[ref.Val]ref.Val{}
+	for _, v := range in.Variables {
+		act["variables"] = types.NewRefValMap(types.DefaultTypeAdapter, vars)
+		// The API server evaluates a variable only when a rule reads it: an error is kept as the
+		// variable's value, so it matters only where a rule would have read it.
+		val, err := evalIn(polEnv, v.Expression, act)
+		if err != nil {
+			val = types.NewErr("variable %s: %v", v.Name, err)
+		}
+		vars[types.String(v.Name)] = val
+	}
+	act["variables"] = types.NewRefValMap(types.DefaultTypeAdapter, vars)
+	out := admissionResult{Failed: []int{}}
+	for i, v := range in.Validations {
+		val, err := evalIn(polEnv, v.Expression, act)
+		if err != nil {
+			return admissionResult{Error: fmt.Sprintf("validation %d: %v", i, err)}
+		}
+		b, ok := val.(types.Bool)
+		if !ok {
+			return admissionResult{Error: fmt.Sprintf("validation %d is not a boolean", i)}
+		}
+		if b {
+			continue
+		}
+		if len(out.Failed) == 0 && v.MessageExpression != "" {
+			msg, err := evalIn(polEnv, v.MessageExpression, act)
+			if err != nil {
+				return admissionResult{Error: fmt.Sprintf("messageExpression %d: %v", i, err)}
+			}
+			s, ok := msg.(types.String)
+			if !ok {
+				return admissionResult{Error: fmt.Sprintf("messageExpression %d is not a string", i)}
+			}
+			out.Message = string(s)
+		}
+		out.Failed = append(out.Failed, i)
+	}
+	return out
+}
+
 func main() {
 	in, err := io.ReadAll(os.Stdin)
 	if err != nil {
@@ -209,8 +341,9 @@ func main() {
 		os.Exit(2)
 	}
 	var input struct {
-		Cases []testCase `json:"cases"`
-		Rules []ruleCase `json:"rules"`
+		Cases     []testCase      `json:"cases"`
+		Rules     []ruleCase      `json:"rules"`
+		Admission *admissionInput `json:"admission"`
 	}
 	if err := json.Unmarshal(in, &input); err != nil {
 		fmt.Fprintln(os.Stderr, "cannot parse input:", err)
@@ -220,6 +353,17 @@ func main() {
 	if err != nil {
 		fmt.Fprintln(os.Stderr, err)
 		os.Exit(2)
+	}
+	if input.Admission != nil {
+		outAdm := make([]admissionResult, 0, len(input.Admission.Cases))
+		for _, c := range input.Admission.Cases {
+			outAdm = append(outAdm, evaluateAdmission(env, *input.Admission, c))
+		}
+		if err := json.NewEncoder(os.Stdout).Encode(outAdm); err != nil {
+			fmt.Fprintln(os.Stderr, err)
+			os.Exit(2)
+		}
+		return
 	}
 	if input.Rules != nil {
 		outRules := make([]ruleResult, 0, len(input.Rules))

@@ -6,7 +6,7 @@ import { parseAllDocuments } from 'yaml';
 import { BucketOperator, connectionSecretName, serviceName, StorageBucket, type BucketOperatorProps } from 'bucketoperator';
 import { CHART_IDS } from '../../../infra/app';
 import { REPO_ROOT } from '../../../infra/generate';
-import { accessSecretName, serviceName as ownedServiceName } from '../../../operator/bucket/owned';
+import { accessSecretName, serviceName as ownedServiceName } from '../../../operator/bucket/names';
 
 type Obj = Record<string, any>; // eslint-disable-line @typescript-eslint/no-explicit-any -- synthesized YAML is untyped; tests index into it freely
 

@@ -268,15 +268,20 @@ describe('reflector backoff', () => {
       await eventually(() => expect(lw.watches).to.have.length(1), IN_PROCESS);
       lw.current?.end();
       // Closed with nothing delivered in no time: the reflector must now sleep, not re-watch.
+      // Barrier: it is asleep on the clock (the watch's idle timer goes with the watch, so the one
+      // timer left is its backoff), so nothing more can happen until the clock moves.
+      const asleep = () =>
+        eventually(() => expect({ watching: inf.isWatching(), timers: clock.pending() }).to.deep.equal({ watching: false, timers: 1 }), IN_PROCESS);
       await eventually(() => expect(lw.current?.closed).to.equal(true), IN_PROCESS);
-      await new Promise((r) => setTimeout(r, 20));
+      await asleep();
       expect(lw.watches).to.have.length(1);
       clock.advance(500);
       await eventually(() => expect(lw.watches).to.have.length(2), IN_PROCESS);
       lw.current?.end();
       await eventually(() => expect(lw.current?.closed).to.equal(true), IN_PROCESS);
+      await asleep();
       clock.advance(999);
-      await new Promise((r) => setTimeout(r, 20));
+      await asleep();
       expect(lw.watches).to.have.length(2);
       clock.advance(1);
       await eventually(() => expect(lw.watches).to.have.length(3), IN_PROCESS);
