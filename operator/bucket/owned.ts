@@ -46,8 +46,6 @@ function sha256Values(data: Readonly<Record<string, string>> | undefined): Recor
   return out;
 }
 
-// Re-exported so the operator keeps one import point for its owned objects.
-
 /** The controller owner reference pointing at `bucket`. */
 export function ownerRef(bucket: StorageBucket): V1OwnerReference {
   // Cached objects may lack apiVersion/kind (list items of some servers omit them).
