@@ -51,8 +51,12 @@ export class OperatorRbac extends Construct {
   public readonly managerRoleName = 'bucketoperator-manager';
   /** Name of the role holding the operator-namespace rules. */
   public readonly leaderElectionRoleName = 'bucketoperator-leader-election';
-  /** Name of the ClusterRole holding the rules on named cluster-scoped objects. */
-  public readonly clusterRoleName = 'bucketoperator-cluster-identity';
+  /**
+   * Name of the ClusterRole (and binding) holding the rules on named cluster-scoped objects.
+   * It carries the operator namespace, as the admission policy's name does: installs in two
+   * namespaces (namespace mode) each keep their own instead of rebinding one another's.
+   */
+  public readonly clusterRoleName: string;
 
   constructor(scope: Construct, id: string, props: OperatorRbacProps) {
     super(scope, id);
@@ -66,6 +70,7 @@ export class OperatorRbac extends Construct {
     const permissions = props.permissions ?? [...BUCKET_PERMISSIONS, ...RUNTIME_PERMISSIONS];
     const watched = toRules(permissions.filter((p) => p.scope === 'watched'));
     const own = toRules(permissions.filter((p) => p.scope === 'own'));
+    this.clusterRoleName = `bucketoperator-cluster-identity.${props.operatorNamespace}`;
     const cluster = props.readsClusterIdentity === false ? [] : toRules(permissions.filter((p) => p.scope === 'cluster'));
     const subjects = [{ kind: 'ServiceAccount', name: props.serviceAccountName, namespace: props.operatorNamespace }];
     const metadata = (name: string, namespace?: string) => ({ name, namespace, labels: { ...COMMON_LABELS } });

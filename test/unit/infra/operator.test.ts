@@ -19,6 +19,13 @@ const CLUSTER_SCOPED = [
   'ValidatingAdmissionPolicyBinding',
 ];
 
+/** `Kind name` of the RBAC objects that let the operator read the cluster identity. */
+function identityRbac(objs: Obj[]): string[] {
+  return objs
+    .filter((o) => String(o['metadata']['name']).startsWith('bucketoperator-cluster-identity'))
+    .map((o) => `${String(o['kind'])} ${String(o['metadata']['name'])}`);
+}
+
 function synth(props?: BucketOperatorProps, chartNamespace?: string): Obj[] {
   const chart = new Chart(Testing.app(), 'test', { namespace: chartNamespace });
   new BucketOperator(chart, 'operator', props);
@@ -59,13 +66,18 @@ describe('BucketOperator', () => {
     const objs = synth({ clusterId: 'prod-eu-1' });
     const args = objs.find((o) => o['kind'] === 'Deployment')?.['spec']['template']['spec']['containers'][0]['args'] as string[];
     expect(args).to.include('--cluster-id=prod-eu-1');
-    const names = objs.filter((o) => o['kind'] === 'ClusterRole').map((o) => o['metadata']['name'] as string);
-    expect(names).to.not.include('bucketoperator-cluster-identity');
-    expect(
-      synth()
-        .filter((o) => o['kind'] === 'ClusterRole')
-        .map((o) => o['metadata']['name']),
-    ).to.include('bucketoperator-cluster-identity');
+    expect(identityRbac(objs)).to.deep.equal([]);
+    expect(identityRbac(synth())).to.deep.equal([
+      'ClusterRole bucketoperator-cluster-identity.bucketoperator-system',
+      'ClusterRoleBinding bucketoperator-cluster-identity.bucketoperator-system',
+    ]);
+  });
+
+  it('names its cluster-identity ClusterRole and binding after its namespace, so two installs never rebind each other', () => {
+    expect(identityRbac(synth({ mode: 'namespace', namespace: 'ops', watchNamespace: 'team-a' }))).to.deep.equal([
+      'ClusterRole bucketoperator-cluster-identity.ops',
+      'ClusterRoleBinding bucketoperator-cluster-identity.ops',
+    ]);
   });
 
   it('refuses a cluster id that is not a plain tag value', () => {
