@@ -105,7 +105,8 @@ export function diagnose(s: Snapshot, tree: TraceNode = buildTree(s)): Diagnosis
     }
     case 'accessSecret':
     case 'service':
-      if (cause.reason === 'NotControlled') return { cause, class: 'terminal', fix: [], advice: `delete or rename ${cause.kind} ${ns}/${cause.name}` };
+      if (cause.reason === 'NotControlled')
+        return { cause, class: 'terminal', fix: [], advice: `delete or rename ${cause.kind} ${ns}/${cause.name}` };
       return { cause, class: 'progressing', fix: [plugin('reconcile')], advice: '' };
     case 'providerBucket':
       return { cause, class: 'progressing', ...none };
@@ -128,7 +129,12 @@ export function diagnose(s: Snapshot, tree: TraceNode = buildTree(s)): Diagnosis
       };
     case Reason.ProviderUnavailable:
     case Reason.Throttled:
-      return { cause, class: cls, fix: [plugin('reconcile')], advice: 'the operator retries with backoff; ask for a reconcile once the provider answers again' };
+      return {
+        cause,
+        class: cls,
+        fix: [plugin('reconcile')],
+        advice: 'the operator retries with backoff; ask for a reconcile once the provider answers again',
+      };
     case Reason.ProviderChanged:
     case Reason.BucketOwnedElsewhere:
     case Reason.BucketOwnedByOtherCluster:
@@ -170,7 +176,9 @@ export function whyParagraph(s: Snapshot, d: Diagnosis = diagnose(s)): string {
   const subject = `StorageBucket ${ns}/${name}`;
   if (d.class === 'ready') {
     const st = s.bucket.status ?? {};
-    const where = st.id ? ` provider bucket ${st.id} is ${st.phase ?? 'Active'}${st.sizeGB !== undefined ? ` (${st.sizeGB} GB${st.region ? `, ${st.region}` : ''})` : ''}` : '';
+    const where = st.id
+      ? ` provider bucket ${st.id} is ${st.phase ?? 'Active'}${st.sizeGB !== undefined ? ` (${st.sizeGB} GB${st.region ? `, ${st.region}` : ''})` : ''}`
+      : '';
     return `${subject} is Ready:${where || ' nothing is wrong'}.`;
   }
   const bucketReady = s.bucket.status?.conditions?.find((c) => c.type === 'Ready');

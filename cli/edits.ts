@@ -71,7 +71,11 @@ export function planEdit(bucket: StorageBucket, req: EditRequest): EditPlan {
   switch (req.command) {
     case 'reconcile': {
       const value = req.now.toISOString();
-      return { patch: meta(withAnnotation(bucket, RECONCILE_REQUESTED_ANNOTATION, value)), summary: `${ref} reconcile requested at ${value}`, requestedAt: value };
+      return {
+        patch: meta(withAnnotation(bucket, RECONCILE_REQUESTED_ANNOTATION, value)),
+        summary: `${ref} reconcile requested at ${value}`,
+        requestedAt: value,
+      };
     }
     case 'pause':
       if (annotations[PAUSED_ANNOTATION] === 'true') return { summary: `${ref} is already paused` };
@@ -96,7 +100,10 @@ export function planEdit(bucket: StorageBucket, req: EditRequest): EditPlan {
       const spec = { ...bucket.spec, deletionPolicy: 'Orphan' };
       const errors = validate(StorageBucketSpec, spec);
       if (errors.length > 0) refuse(`${ref}: ${formatFieldErrors('spec', errors)}`);
-      return { patch: { spec: { deletionPolicy: 'Orphan' } }, summary: `${ref} deletionPolicy set to Orphan: deleting it will keep the provider bucket` };
+      return {
+        patch: { spec: { deletionPolicy: 'Orphan' } },
+        summary: `${ref} deletionPolicy set to Orphan: deleting it will keep the provider bucket`,
+      };
     }
   }
 }

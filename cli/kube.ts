@@ -91,7 +91,8 @@ export async function getBucket(kube: Kube, namespace: string, name: string): Pr
   try {
     return await kube.client.get<StorageBucket & KubeObject>(STORAGE_BUCKET, namespace, name);
   } catch (err) {
-    if (isNotFound(err)) throw new CliError(ExitCode.NOT_FOUND, `Error from server (NotFound): storagebucket "${name}" not found in namespace "${namespace}"`);
+    if (isNotFound(err))
+      throw new CliError(ExitCode.NOT_FOUND, `Error from server (NotFound): storagebucket "${name}" not found in namespace "${namespace}"`);
     throw apiFailure(err, kube.config.server);
   }
 }
@@ -149,8 +150,18 @@ export async function gatherSnapshot(kube: Kube, namespace: string, name: string
       bucket,
       config,
       ...(credentials ? { credentials } : {}),
-      accessSecret: ownedFacts('Secret', accessSecretName(name), bucket, access === undefined || access === 'forbidden' ? access : { metadata: access.metadata }),
-      service: ownedFacts('Service', serviceName(name), bucket, service.state === 'found' ? service.object : service.state === 'missing' ? undefined : 'forbidden'),
+      accessSecret: ownedFacts(
+        'Secret',
+        accessSecretName(name),
+        bucket,
+        access === undefined || access === 'forbidden' ? access : { metadata: access.metadata },
+      ),
+      service: ownedFacts(
+        'Service',
+        serviceName(name),
+        bucket,
+        service.state === 'found' ? service.object : service.state === 'missing' ? undefined : 'forbidden',
+      ),
       events,
     };
   } catch (err) {

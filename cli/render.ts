@@ -123,7 +123,12 @@ interface NodeJson extends Omit<TraceNode, 'children'> {
 
 function nodeJson(n: TraceNode, d: Diagnosis, now: Date): NodeJson {
   const { children, ...rest } = n;
-  return { ...rest, age: ageOf(n.createdAt, now), rootCause: n === d.cause && d.class !== 'ready', children: children.map((c) => nodeJson(c, d, now)) };
+  return {
+    ...rest,
+    age: ageOf(n.createdAt, now),
+    rootCause: n === d.cause && d.class !== 'ready',
+    children: children.map((c) => nodeJson(c, d, now)),
+  };
 }
 
 /** The JSON document of `trace -o json` and `why -o json`. */

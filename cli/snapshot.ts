@@ -12,9 +12,7 @@ import { isControlledBy } from '../operator/bucket/owned';
 
 /** An object that may be missing, or that the user may not read. */
 export type Lookup<T> =
-  | { readonly state: 'found'; readonly object: T }
-  | { readonly state: 'missing' }
-  | { readonly state: 'forbidden'; readonly message: string };
+  { readonly state: 'found'; readonly object: T } | { readonly state: 'missing' } | { readonly state: 'forbidden'; readonly message: string };
 
 /** What may be said of a config's credential Secret without reading its value. */
 export interface CredentialFacts {

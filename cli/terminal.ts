@@ -10,7 +10,7 @@ export interface Terminal {
   err(text: string): void;
   /** stdout is a terminal. */
   readonly isTTY: boolean;
-  /** Columns of the terminal. @default 120 off a terminal */
+  /** Columns of the terminal; 150 off a terminal */
   readonly columns: number;
   /** Environment (NO_COLOR, FORCE_COLOR). */
   readonly env: NodeJS.ProcessEnv;
@@ -34,7 +34,7 @@ export function processTerminal(): Terminal {
     out: (text) => process.stdout.write(text),
     err: (text) => process.stderr.write(text),
     isTTY: process.stdout.isTTY === true,
-    columns: process.stdout.isTTY ? (process.stdout.columns ?? 120) : 120,
+    columns: process.stdout.isTTY ? (process.stdout.columns ?? 120) : 150,
     env: process.env,
   };
 }

@@ -102,7 +102,17 @@ function configNode(s: Snapshot): TraceNode {
     };
   }
   if (s.config.state === 'forbidden') {
-    return { role: 'config', kind: 'BucketProviderConfig', name, ready: 'Unknown', synced: '-', reason: 'Forbidden', message: s.config.message, problem: false, children };
+    return {
+      role: 'config',
+      kind: 'BucketProviderConfig',
+      name,
+      ready: 'Unknown',
+      synced: '-',
+      reason: 'Forbidden',
+      message: s.config.message,
+      problem: false,
+      children,
+    };
   }
   const c = s.config.object;
   const ready = cond(c.status?.conditions, ConditionType.Ready);
@@ -129,7 +139,14 @@ function credentialsNode(s: Snapshot): TraceNode {
     return { ...base, ready: 'Unknown', reason: 'Forbidden', message: f.verdict.ok ? '' : f.verdict.message, problem: false };
   }
   if (f.verdict.ok) {
-    return { ...base, ...created, ready: 'True', reason: 'Labelled', message: `labelled as provider credentials; key ${f.key} is set`, problem: false };
+    return {
+      ...base,
+      ...created,
+      ready: 'True',
+      reason: 'Labelled',
+      message: `labelled as provider credentials; key ${f.key} is set`,
+      problem: false,
+    };
   }
   return { ...base, ...created, ready: 'False', reason: f.verdict.reason, message: f.verdict.message, problem: true };
 }
@@ -174,7 +191,7 @@ function providerBucketNode(s: Snapshot): TraceNode {
       role: 'providerBucket',
       kind: 'ProviderBucket',
       name: '-',
-      note: 'as status records it',
+      note: 'per status',
       ready: '-',
       synced: '-',
       reason: 'NotRecorded',
@@ -193,7 +210,7 @@ function providerBucketNode(s: Snapshot): TraceNode {
     role: 'providerBucket',
     kind: 'ProviderBucket',
     name: id,
-    note: 'as status records it',
+    note: 'per status',
     ready: st.phase === 'Active' ? 'True' : 'False',
     synced: '-',
     reason: st.phase ?? 'Unknown',
@@ -207,8 +224,8 @@ function providerBucketNode(s: Snapshot): TraceNode {
 export function buildTree(s: Snapshot): TraceNode {
   return bucketNode(s, [
     configNode(s),
-    ownedNode(s, s.accessSecret, 'accessSecret', 'connection details'),
-    ownedNode(s, s.service, 'service', 'in-cluster name'),
+    ownedNode(s, s.accessSecret, 'accessSecret', 'connection'),
+    ownedNode(s, s.service, 'service', 'in-cluster DNS'),
     providerBucketNode(s),
   ]);
 }

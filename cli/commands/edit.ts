@@ -42,5 +42,8 @@ async function waitHandled(kube: Kube, ns: string, name: string, value: string, 
     if (Date.now() >= deadline) break;
     await new Promise((r) => setTimeout(r, 250));
   }
-  throw new CliError(ExitCode.ERROR, `timed out after ${timeoutMs / 1000}s waiting for the operator to handle the reconcile request of storagebucket ${ns}/${name}`);
+  throw new CliError(
+    ExitCode.ERROR,
+    `timed out after ${timeoutMs / 1000}s waiting for the operator to handle the reconcile request of storagebucket ${ns}/${name}`,
+  );
 }

@@ -34,7 +34,10 @@ export const LOG_TAIL_LINES = 5000;
 
 /** The bundle's name for `now`, e.g. `bucket-report-20261202T031500Z`. */
 export function bundleName(now: Date): string {
-  return `bucket-report-${now.toISOString().replace(/[-:]/g, '').replace(/\.\d+Z$/, 'Z')}`;
+  return `bucket-report-${now
+    .toISOString()
+    .replace(/[-:]/g, '')
+    .replace(/\.\d+Z$/, 'Z')}`;
 }
 
 /** What a report collected; `bundleEntries` turns it into files. */
@@ -171,7 +174,10 @@ async function collectOperator(kube: Kube, opts: Options, errors: string[]): Pro
     for (const svc of services.filter((s) => (s.metadata?.name ?? '').endsWith('-metrics'))) {
       const name = svc.metadata?.name ?? '';
       try {
-        files.set(`metrics-${name}.txt`, await getText(kube, `/api/v1/namespaces/${encodeURIComponent(ns)}/services/${encodeURIComponent(name)}:metrics/proxy/metrics`));
+        files.set(
+          `metrics-${name}.txt`,
+          await getText(kube, `/api/v1/namespaces/${encodeURIComponent(ns)}/services/${encodeURIComponent(name)}:metrics/proxy/metrics`),
+        );
       } catch (err) {
         errors.push(failure(`metrics through Service ${ns}/${name}`, err, kube.config.server));
       }

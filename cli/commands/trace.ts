@@ -21,7 +21,12 @@ import type { ResourceKind } from '../../operator/runtime/types';
 export const WATCH_REFRESH_MS = 2000;
 
 /** One rendering of a snapshot: the text to print and the key that says whether it changed. */
-export function frame(s: Snapshot, opts: Pick<Options, 'output'>, term: Pick<Terminal, 'columns'>, color: boolean): { text: string; key: string; code: ExitCode } {
+export function frame(
+  s: Snapshot,
+  opts: Pick<Options, 'output'>,
+  term: Pick<Terminal, 'columns'>,
+  color: boolean,
+): { text: string; key: string; code: ExitCode } {
   const tree = buildTree(s);
   const d = diagnose(s, tree);
   const code = exitCodeOf(d);
@@ -82,7 +87,13 @@ class Trigger {
 async function watchObject(kube: Kube, kind: ResourceKind, ns: string, name: string, trigger: Trigger, signal: AbortSignal): Promise<void> {
   while (!signal.aborted) {
     try {
-      for await (const _event of kube.client.watch(kind, { namespace: ns, fieldSelector: `metadata.name=${name}`, signal, timeoutSeconds: 300, allowWatchBookmarks: false })) {
+      for await (const _event of kube.client.watch(kind, {
+        namespace: ns,
+        fieldSelector: `metadata.name=${name}`,
+        signal,
+        timeoutSeconds: 300,
+        allowWatchBookmarks: false,
+      })) {
         trigger.fire();
       }
     } catch (err) {

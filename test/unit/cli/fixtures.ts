@@ -81,7 +81,11 @@ export function credentialSecret(opts: { labelled?: boolean; data?: Record<strin
 
 function controlled(kind: 'Secret' | 'Service', name: string, bucket: StorageBucket) {
   return ownedFacts(kind, name, bucket, {
-    metadata: { name, creationTimestamp: CREATED as unknown as Date, ownerReferences: [{ apiVersion: 'v1', kind: 'StorageBucket', name: 'logs', uid: UID, controller: true }] },
+    metadata: {
+      name,
+      creationTimestamp: CREATED as unknown as Date,
+      ownerReferences: [{ apiVersion: 'v1', kind: 'StorageBucket', name: 'logs', uid: UID, controller: true }],
+    },
   });
 }
 
