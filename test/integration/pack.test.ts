@@ -223,6 +223,7 @@ describe('the packed construct library in a fresh cdk8s app', function () {
     const bin = join(appDir, 'node_modules', '.bin', 'kubectl-bucket');
     expect(await sh(bin, ['version'], appDir)).to.equal('kubectl-bucket 0.1.0\n');
     expect(await sh(bin, ['help'], appDir)).to.include('trace NAME');
+    expect(await sh('npx', ['--no-install', 'kubectl-bucket', 'version'], appDir)).to.equal('kubectl-bucket 0.1.0\n');
     const res = await run(bin, ['trace', 'x', '--kubeconfig', join(appDir, 'absent')], { cwd: appDir }).then(
       () => ({ code: 0, stderr: '' }),
       (err: { code: number; stderr: string }) => err,
