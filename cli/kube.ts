@@ -17,7 +17,7 @@ import type { RestConfig } from '../operator/runtime/rest-config';
 import { Transport } from '../operator/runtime/transport';
 import type { KubeObject, ResourceKind } from '../operator/runtime/types';
 import { CliError, ExitCode } from './exit-codes';
-import { credentialFacts, ownedFacts, timeText, type EventFacts, type Lookup, type Snapshot } from './snapshot';
+import { credentialFacts, ownedFacts, timeText, type CredentialFacts, type EventFacts, type Lookup, type Snapshot } from './snapshot';
 
 /** Sent as User-Agent and recorded as the field manager of the plugin's edits. */
 export const FIELD_MANAGER = 'kubectl-bucket';
@@ -139,7 +139,7 @@ export async function gatherSnapshot(kube: Kube, namespace: string, name: string
       lookup<V1Service & KubeObject>(kube, SERVICE, namespace, serviceName(name)),
       eventsAbout(kube, namespace, new Set([`StorageBucket/${name}`, `BucketProviderConfig/${configName}`])),
     ]);
-    let credentials;
+    let credentials: CredentialFacts | undefined;
     if (config.state === 'found') {
       const secret = await lookup<V1Secret & KubeObject>(kube, SECRET, namespace, config.object.spec.secretRef.name);
       // credentialFacts keeps presence, label and key name; the value goes out of scope here.
