@@ -3,16 +3,16 @@
  * tsconfig.lib.json (what `npm pack` ships as `bin/kubectl-bucket`), with a `kubectl-bucket`
  * link to it in a directory of its own, to put on PATH so kubectl finds the plugin.
  *
- * The build goes to `$BUCKETOPERATOR_CACHE/plugin/<hash of its inputs>/` and is reused while
- * cli/, operator/, the tsconfig files and package.json are unchanged; a cold build is one tsc
- * run (about 20 s of CPU). Its node_modules is a link to the checkout's; the pack test proves
+ * The build goes to `$BUCKETOPERATOR_CACHE/plugin/<checkout>-<hash of its inputs>/` and is
+ * reused while cli/, operator/, the tsconfig files and package.json are unchanged; a cold build
+ * is one tsc run (about 20 s of CPU) and removes the checkout's earlier builds. Its node_modules is a link to the checkout's; the pack test proves
  * the installed package resolves with production dependencies alone.
  */
 import { execFile } from 'node:child_process';
 import { createHash } from 'node:crypto';
 import { chmodSync, existsSync, mkdirSync, readdirSync, readFileSync, renameSync, rmSync, statSync, symlinkSync, writeFileSync } from 'node:fs';
 import { homedir } from 'node:os';
-import { join, relative } from 'node:path';
+import { basename, join, relative } from 'node:path';
 import { promisify } from 'node:util';
 import { REPO } from './image';
 
@@ -39,7 +39,9 @@ function inputHash(): string {
 /** Builds (or reuses) the plugin; returns the directory holding the `kubectl-bucket` executable. */
 export async function buildPlugin(env: NodeJS.ProcessEnv = process.env): Promise<string> {
   const root = join(env['BUCKETOPERATOR_CACHE'] || join(homedir(), '.cache', 'bucketoperator'), 'plugin');
-  const dir = join(root, inputHash());
+  // One prefix per checkout, as scripts/build-image.sh keys its directory: worktrees build different sources.
+  const checkout = `${basename(REPO)}-${createHash('sha256').update(REPO).digest('hex').slice(0, 12)}`;
+  const dir = join(root, `${checkout}-${inputHash()}`);
   const bin = join(dir, 'bin');
   if (existsSync(join(bin, 'kubectl-bucket'))) return bin;
   mkdirSync(root, { recursive: true });
@@ -73,6 +75,9 @@ export async function buildPlugin(env: NodeJS.ProcessEnv = process.env): Promise
     // Another run finished the same build first: use theirs.
     rmSync(work, { recursive: true, force: true });
     if (!existsSync(join(bin, 'kubectl-bucket'))) throw err;
+  }
+  for (const old of readdirSync(root)) {
+    if (old.startsWith(`${checkout}-`) && !old.endsWith('.tmp') && join(root, old) !== dir) rmSync(join(root, old), { recursive: true, force: true });
   }
   return bin;
 }
