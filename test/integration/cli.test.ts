@@ -273,5 +273,13 @@ describe('kubectl bucket (the plugin on PATH, through kubectl, against the real 
     }
     const all = (await run('sh', ['-c', `cat $(find ${join(out, root!)} -type f)`], { maxBuffer: 64 * 1024 * 1024 })).stdout;
     noKey(t, all, res.stdout);
+
+    // -A covers every namespace that holds a StorageBucket or config, this one included.
+    const everywhere = join(tmp, `report-all-${t.ns}.tar.gz`);
+    const resAll = await bucket(['report', '-A', '-f', everywhere, '--metrics-url', stack.operator.metricsUrl]);
+    expect(resAll.code, resAll.stderr).to.equal(0);
+    const listing = (await run('tar', ['-tzf', everywhere])).stdout;
+    expect(listing).to.include(`/namespaces/${t.ns}/storagebuckets.yaml`);
+    expect(resAll.stdout).to.match(/wrote .*: \d+ files, \d+ StorageBuckets/);
   });
 });
