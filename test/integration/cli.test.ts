@@ -95,9 +95,10 @@ describe('kubectl bucket (the plugin on PATH, through kubectl, against the real 
     const traced = await eventually(
       async () => {
         const r = await bucket(['trace', 'logs', '-n', t.ns]);
-        return r.code === 4 && r.stdout.includes('SecretNotFound') ? r : undefined;
+        // The Secret's row is there at once (the plugin reads the objects); the bucket's once the operator reported.
+        return r.code === 4 && /^StorageBucket\/logs\s+False\s+False\s+SecretNotFound/m.test(r.stdout) ? r : undefined;
       },
-      { description: 'trace to report the missing Secret', timeoutMs: 30_000, intervalMs: 500 },
+      { description: 'trace to report the missing Secret, and the bucket waiting for it', timeoutMs: 30_000, intervalMs: 500 },
     );
     const lines = traced.stdout.split('\n');
     expect(lines[0]).to.match(/^Root cause: Secret\/late-key \(credentials\): SecretNotFound: Secret \S+\/late-key not found$/);
