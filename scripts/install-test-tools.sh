@@ -3,6 +3,7 @@
 #   lua5.1    Debian's Lua 5.1 (Argo CD runs health.lua on gopher-lua, Lua 5.1 semantics)
 #   promtool  from Debian's prometheus package (`check rules`, `test rules`)
 #   celeval   test/support/celeval built with cel-go (Flux evaluates healthCheckExprs with it)
+#   tmux      Debian's tmux, the terminal the kubectl plugin's end-to-end test draws its tree in
 #
 #   bash scripts/install-test-tools.sh        (run by `npm run test:unit`)
 #
@@ -73,6 +74,21 @@ if ! "$bin/promtool" --version >/dev/null 2>&1; then
   ln -sf "$tools/prometheus/usr/bin/promtool" "$bin/promtool"
   "$bin/promtool" --version >/dev/null 2>&1 || die "the unpacked promtool does not run"
   log "promtool ready in $((SECONDS - started))s"
+fi
+
+# tmux: a real terminal for `kubectl bucket trace --watch` (test/integration/cli.test.ts); its two
+# libraries besides libc and libtinfo come unpacked with it, found through the wrapper.
+if ! "$bin/tmux" -V >/dev/null 2>&1; then
+  started=$SECONDS
+  unpack_debs "$tools/tmux" tmux libevent-core-2.1-7 libutempter0
+  libdirs="$(find "$tools/tmux" -name '*.so*' -printf '%h\n' | sort -u | tr '\n' ':')"
+  cat >"$bin/tmux" <<WRAPPER
+#!/bin/sh
+LD_LIBRARY_PATH="${libdirs%:}\${LD_LIBRARY_PATH:+:\$LD_LIBRARY_PATH}" exec "$tools/tmux/usr/bin/tmux" "\$@"
+WRAPPER
+  chmod +x "$bin/tmux"
+  "$bin/tmux" -V >/dev/null 2>&1 || die "the unpacked tmux does not run"
+  log "tmux ready in $((SECONDS - started))s"
 fi
 
 # celeval: keyed by a hash of its sources, so an edit rebuilds it (test/support/test-tools.ts

@@ -22,6 +22,11 @@ import type { RestConfig } from './rest-config';
 export interface LoadRestConfigOptions {
   /** The `--kubeconfig` flag. */
   readonly kubeconfig?: string;
+  /**
+   * Use this kubeconfig context instead of `current-context` (kubectl's `--context`). With a
+   * context the in-cluster ServiceAccount is never used: it has no contexts.
+   */
+  readonly context?: string;
   /** KUBECONFIG, KUBERNETES_SERVICE_HOST/PORT, the proxy variables; also what exec plugins inherit. */
   readonly env: NodeJS.ProcessEnv;
   /** Home directory for `~/.kube/config`; skipped when empty. */
@@ -39,11 +44,12 @@ export function loadRestConfig(opts: LoadRestConfigOptions): RestConfig {
 
 function findRestConfig(opts: LoadRestConfigOptions): RestConfig {
   const { env } = opts;
-  if (opts.kubeconfig) return loadKubeconfig(opts.kubeconfig, { env });
+  const kc = opts.context === undefined ? { env } : { env, context: opts.context };
+  if (opts.kubeconfig) return loadKubeconfig(opts.kubeconfig, kc);
   const fromEnv = (env['KUBECONFIG'] ?? '').split(delimiter).filter((p) => p !== '');
-  if (fromEnv.length > 0) return loadKubeconfigs(fromEnv, { env });
+  if (fromEnv.length > 0) return loadKubeconfigs(fromEnv, kc);
   let inClusterError: string | undefined;
-  if (inClusterEnv(env)) {
+  if (inClusterEnv(env) && opts.context === undefined) {
     try {
       return inClusterConfig({ env, ...(opts.serviceAccountDir ? { serviceAccountDir: opts.serviceAccountDir } : {}) });
     } catch (err) {
@@ -51,7 +57,7 @@ function findRestConfig(opts: LoadRestConfigOptions): RestConfig {
     }
   }
   const home = opts.homeDir ? join(opts.homeDir, '.kube', 'config') : undefined;
-  if (home && existsSync(home)) return loadKubeconfig(home, { env });
+  if (home && existsSync(home)) return loadKubeconfig(home, kc);
   throw new Error(
     inClusterError
       ? `no kubeconfig found and ${inClusterError}`

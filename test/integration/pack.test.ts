@@ -160,7 +160,14 @@ describe('the packed construct library in a fresh cdk8s app', function () {
       .split('\n')
       .filter(Boolean)
       .map((f) => f.replace(/^package\//, ''));
-    expect(files).to.include.members(['package.json', 'lib/infra/index.js', 'lib/infra/index.d.ts', 'dist/Kustomization', 'dist/00-crds.yaml']);
+    expect(files).to.include.members([
+      'package.json',
+      'lib/infra/index.js',
+      'lib/infra/index.d.ts',
+      'lib/cli/main.js',
+      'dist/Kustomization',
+      'dist/00-crds.yaml',
+    ]);
     expect(files.filter((f) => f.endsWith('.ts') && !f.endsWith('.d.ts'))).to.deep.equal([]);
     expect(files.filter((f) => !/^(lib|dist)\//.test(f) && !/^(package\.json|README\.md|LICENSE)$/.test(f))).to.deep.equal([]);
   });
@@ -217,6 +224,22 @@ describe('the packed construct library in a fresh cdk8s app', function () {
     const res = await cp.kubectl(['apply', '-f', join(out, 'invalid.k8s.yaml')]);
     expect(res.code).to.not.equal(0);
     expect(res.stderr).to.include('metadata.name must be a DNS-1035 label');
+  });
+
+  it('installs the kubectl plugin as node_modules/.bin/kubectl-bucket, which runs on production dependencies alone', async () => {
+    const pkg = JSON.parse(readFileSync(join(appDir, 'node_modules', 'bucketoperator', 'package.json'), 'utf8')) as { bin?: Record<string, string> };
+    expect(pkg.bin).to.deep.equal({ 'kubectl-bucket': 'lib/cli/main.js' });
+    // The consumer installed only the package's dependencies and peers: a plugin module that
+    // needed a dev dependency (client-node, tsx) would fail to load here.
+    const bin = join(appDir, 'node_modules', '.bin', 'kubectl-bucket');
+    expect(await sh(bin, ['version'], appDir)).to.equal('kubectl-bucket 0.1.0\n');
+    expect(await sh(bin, ['help'], appDir)).to.include('trace NAME');
+    expect(await sh('npx', ['--no-install', 'kubectl-bucket', 'version'], appDir)).to.equal('kubectl-bucket 0.1.0\n');
+    const res = await run(bin, ['trace', 'x', '--kubeconfig', join(appDir, 'absent')], { cwd: appDir }).then(
+      () => ({ code: 0, stderr: '' }),
+      (err: { code: number; stderr: string }) => err,
+    );
+    expect([res.code, res.stderr.trim()]).to.deep.equal([1, `error: cannot read kubeconfig ${join(appDir, 'absent')}: ENOENT`]);
   });
 
   it('ships dist/ for kubectl apply -k from node_modules', async () => {

@@ -1,6 +1,6 @@
 /**
- * Where scripts/install-test-tools.sh puts the tools the unit tests run for real (lua5.1,
- * promtool, celeval), computed the same way the script does, so a test can name a missing
+ * Where scripts/install-test-tools.sh puts the tools the tests run for real (lua5.1,
+ * promtool, celeval, tmux), computed the same way the script does, so a test can name a missing
  * tool and the command that installs it instead of failing obscurely.
  */
 import { createHash } from 'node:crypto';
@@ -32,6 +32,11 @@ export function lua51(): string {
 /** Debian's promtool. */
 export function promtool(): string {
   return executable(join(toolsDir(), 'bin', 'promtool'), 'promtool');
+}
+
+/** Debian's tmux (a wrapper that finds its unpacked libraries): the terminal of the plugin's end-to-end test. */
+export function tmux(): string {
+  return executable(join(toolsDir(), 'bin', 'tmux'), 'tmux');
 }
 
 /** test/support/celeval, built for its current sources. */

@@ -88,6 +88,29 @@ describe('loadRestConfig (controller-runtime order)', () => {
     );
   });
 
+  it('a context (kubectl --context) picks another context of the file found, and skips the in-cluster account', () => {
+    const two = s.file(
+      'two',
+      JSON.stringify({
+        clusters: [
+          { name: 'a', cluster: { server: 'https://a:6443' } },
+          { name: 'b', cluster: { server: 'https://b:6443' } },
+        ],
+        contexts: [
+          { name: 'x', context: { cluster: 'a' } },
+          { name: 'y', context: { cluster: 'b', namespace: 'team-b' } },
+        ],
+        'current-context': 'x',
+      }),
+    );
+    const withContext = (o: { flag?: string; env: NodeJS.ProcessEnv }) =>
+      loadRestConfig({ kubeconfig: o.flag, context: 'y', env: o.env, homeDir: home, serviceAccountDir: sa });
+    expect([withContext({ flag: two, env: {} }).server, withContext({ flag: two, env: {} }).namespace]).to.deep.equal(['https://b:6443', 'team-b']);
+    expect(withContext({ env: { KUBECONFIG: two } }).server).to.equal('https://b:6443');
+    kubeconfig('home/.kube/config', 'home');
+    expect(() => withContext({ env: inCluster })).to.throw(/no context named "y"/);
+  });
+
   it('a $KUBECONFIG that does not exist is an error, not a fall-through', () => {
     expect(() => load({ env: { KUBECONFIG: join(s.dir, 'gone') } })).to.throw(/^cannot read kubeconfig .*\/gone: ENOENT$/);
   });

@@ -1,0 +1,94 @@
+#!/usr/bin/env node
+/**
+ * `kubectl bucket`: the kubectl plugin of BucketOperator (the `kubectl-bucket` executable in
+ * the package's `bin`; kubectl runs it for `kubectl bucket ...` when it is on PATH). This file
+ * is the only one that reads argv, the environment and signals; it parses the flags, connects
+ * as kubectl would, runs one command and exits with its code (cli/exit-codes.ts).
+ */
+import { readFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { HELP, parseArgs, type Options } from './args';
+import { edit } from './commands/edit';
+import { report } from './commands/report';
+import { trace, why } from './commands/trace';
+import { CliError, ExitCode } from './exit-codes';
+import { connectKube, type Kube } from './kube';
+import { processTerminal, type Terminal } from './terminal';
+
+/** The package version, from the package.json beside the compiled tree (or the sources). */
+export function version(): string {
+  for (const dir of [join(__dirname, '..', '..'), join(__dirname, '..')]) {
+    try {
+      const pkg = JSON.parse(readFileSync(join(dir, 'package.json'), 'utf8')) as { name?: string; version?: string };
+      if (pkg.name === 'bucketoperator' && pkg.version) return pkg.version;
+    } catch {
+      // not here; try the next directory
+    }
+  }
+  return 'unknown';
+}
+
+async function dispatch(kube: Kube, opts: Options, term: Terminal, signal: AbortSignal): Promise<ExitCode> {
+  switch (opts.command) {
+    case 'trace':
+      return trace(kube, opts, term, signal);
+    case 'why':
+      return why(kube, opts, term);
+    case 'reconcile':
+    case 'pause':
+    case 'resume':
+    case 'adopt':
+    case 'orphan':
+      return edit(kube, opts, term, signal);
+    case 'report':
+      return report(kube, opts, term);
+    case 'help':
+    case 'version':
+      return ExitCode.OK;
+  }
+}
+
+/** Runs `argv` (the arguments after `kubectl bucket`) and returns the exit code; never throws. */
+export async function run(argv: readonly string[], term: Terminal, signal: AbortSignal): Promise<ExitCode> {
+  let opts: Options & { help: boolean };
+  try {
+    opts = parseArgs(argv);
+  } catch (err) {
+    term.err(`error: ${err instanceof Error ? err.message : String(err)}\n`);
+    return err instanceof CliError ? err.code : ExitCode.USAGE;
+  }
+  if (opts.help) {
+    term.out(HELP);
+    return ExitCode.OK;
+  }
+  if (opts.command === 'version') {
+    term.out(`kubectl-bucket ${version()}\n`);
+    return ExitCode.OK;
+  }
+  let kube: Kube | undefined;
+  try {
+    kube = connectKube(opts, term.env);
+    return await dispatch(kube, opts, term, signal);
+  } catch (err) {
+    if (err instanceof CliError) {
+      term.err(`error: ${err.message}\n`);
+      return err.code;
+    }
+    term.err(`error: ${err instanceof Error ? err.message : String(err)}\n`);
+    return ExitCode.ERROR;
+  } finally {
+    kube?.close();
+  }
+}
+
+if (require.main === module) {
+  const stop = new AbortController();
+  // The first Ctrl-C ends a watch cleanly (its exit code is the bucket's state); a second one kills.
+  process.once('SIGINT', () => stop.abort());
+  process.once('SIGTERM', () => stop.abort());
+  void run(process.argv.slice(2), processTerminal(), stop.signal).then((code) => {
+    process.exitCode = code;
+    // Pooled keep-alive sockets or a watch being torn down must not hold the process open.
+    setImmediate(() => process.exit(code));
+  });
+}
