@@ -44,6 +44,8 @@ export class Bench {
     readonly provider: ProviderProcess,
     private readonly saKubeconfig: string,
     private readonly work: string,
+    /** Where every operator process of this run appends its log; kept after the run. */
+    readonly operatorLog: string,
     /** API keys of tenant accounts, one per tenant index (`tenantNamespace`). */
     private readonly tenantKeys: readonly string[],
   ) {
@@ -54,7 +56,7 @@ export class Bench {
    * Starts control plane, dist/, provider (activation `providerDelayMs`), the provider knowing
    * `tenantAccounts` extra API keys: one provider account per tenant.
    */
-  static async start(providerDelayMs: number, tenantAccounts = 0): Promise<Bench> {
+  static async start(providerDelayMs: number, tenantAccounts = 0, operatorLog?: string): Promise<Bench> {
     const cp = await startControlPlane();
     try {
       await applyDist(cp);
@@ -67,7 +69,7 @@ export class Bench {
         ...(tenantAccounts > 0 ? { extraArgs: ['--api-keys-file', keysFile] } : {}),
       });
       const sa = await cp.serviceAccountKubeconfig('bucketoperator-system', 'bucketoperator-controller-manager', { expirationSeconds: 86_400 });
-      return new Bench(cp, provider, sa, work, tenantKeys);
+      return new Bench(cp, provider, sa, work, operatorLog ?? join(work, 'operator.log'), tenantKeys);
     } catch (err) {
       await cp.stop();
       throw err;
@@ -98,10 +100,17 @@ export class Bench {
 
   /** Waits until `n` buckets in all namespaces are Ready (one paged list every 5 s); ms since `since`. */
   async waitAllReadyEverywhere(n: number, since: number, timeoutMs: number): Promise<number> {
+    let printed = Date.now();
     await eventually(
       async () => {
         const { items } = await this.admin.list<StorageBucket>(STORAGE_BUCKET, { limit: 1000 });
-        return items.filter((b) => b.status?.conditions?.some((c) => c.type === 'Ready' && c.status === 'True')).length >= n;
+        const ready = items.filter((b) => b.status?.conditions?.some((c) => c.type === 'Ready' && c.status === 'True')).length;
+        // A long converge shows its progress, so a stall is told from slowness while it runs.
+        if (Date.now() - printed >= 30_000) {
+          printed = Date.now();
+          console.log(`  ${Math.round((printed - since) / 1000)} s: ${ready} of ${n} Ready (${items.length} exist)`);
+        }
+        return ready >= n;
       },
       { description: `${n} buckets Ready in all namespaces`, timeoutMs, intervalMs: 5000 },
     );
@@ -136,7 +145,7 @@ export class Bench {
     const qps: Record<string, string> = providerQps ? { 'provider-qps': String(providerQps), 'provider-burst': String(providerQps * 2) } : {};
     this.operator = await startOperatorProcess({
       kubeconfig: this.saKubeconfig,
-      logFile: join(this.work, 'operator.log'),
+      logFile: this.operatorLog,
       pollInterval: '3s',
       driftInterval: '60s',
       flags: { 'max-concurrent-reconciles': String(maxConcurrent), 'log-level': 'info', ...qps },

@@ -68,7 +68,12 @@ async function main(): Promise<void> {
   const tenantCount = Number(values.tenants);
   // One provider account per tenant; the noisy and the quiet tenant need two.
   const accounts = Math.max(scenarios.has('tenants') ? tenantCount : 0, scenarios.has('noisy') ? 2 : 0);
-  const bench = await Bench.start(providerDelayMs, accounts);
+  const stamp = started.toISOString().replace(/[:.]/g, '-');
+  mkdirSync(join(__dirname, 'results'), { recursive: true });
+  // Kept for reading after the run (*.log is not committed).
+  const operatorLog = join(__dirname, 'results', `bench-${stamp}.operator.log`);
+  console.log(`operator log: ${operatorLog}`);
+  const bench = await Bench.start(providerDelayMs, accounts, operatorLog);
   try {
     if (scenarios.has('bulk'))
       for (const n of list(values.sizes)) rows.push({ scenario: 'bulk create', n, figures: await bulkCreate(bench, n, settings) });
@@ -105,8 +110,7 @@ async function main(): Promise<void> {
     console.log(`\n${row.scenario} n=${row.n}`);
     for (const [k, v] of Object.entries(row.figures)) console.log(`  ${k.padEnd(40)} ${v}`);
   }
-  mkdirSync(join(__dirname, 'results'), { recursive: true });
-  const file = join(__dirname, 'results', `bench-${started.toISOString().replace(/[:.]/g, '-')}.json`);
+  const file = join(__dirname, 'results', `bench-${stamp}.json`);
   writeFileSync(file, JSON.stringify({ started, machine, providerDelayMs, settings, rows }, null, 2));
   console.log(`\nwrote ${file}`);
 }
