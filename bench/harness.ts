@@ -6,7 +6,7 @@
  */
 import { randomBytes } from 'node:crypto';
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { loadavg, tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { KubeClient } from '../operator/runtime/client';
 import { PROVIDER_CONFIG, SECRET, STORAGE_BUCKET } from '../operator/bucket/kinds';
@@ -19,6 +19,7 @@ import { startOperatorProcess, type OperatorProcess } from '../test/support/oper
 import { startProviderProcess, type ProviderProcess } from '../test/support/provider-process';
 import { scrape, sum, type Sample } from '../test/support/prometheus';
 import { eventually } from '../test/support/eventually';
+import { rssMiB } from './metrics';
 
 /** Counters read from the operator and the provider at one moment. */
 export interface Reading {
@@ -108,7 +109,10 @@ export class Bench {
         // A long converge shows its progress, so a stall is told from slowness while it runs.
         if (Date.now() - printed >= 30_000) {
           printed = Date.now();
-          console.log(`  ${Math.round((printed - since) / 1000)} s: ${ready} of ${n} Ready (${items.length} exist)`);
+          const rss = this.operator ? `, operator RSS ${Math.round(rssMiB(this.operator.pid))} MiB` : '';
+          console.log(
+            `  ${Math.round((printed - since) / 1000)} s: ${ready} of ${n} Ready (${items.length} exist)${rss}, load ${loadavg()[0]?.toFixed(2)}`,
+          );
         }
         return ready >= n;
       },

@@ -13,7 +13,7 @@
  * Scenarios: bulk, backlog, secrets (the default set), tenants, noisy.
  */
 import { mkdirSync, writeFileSync } from 'node:fs';
-import { cpus, totalmem } from 'node:os';
+import { cpus, loadavg, totalmem } from 'node:os';
 import { join } from 'node:path';
 import { parseArgs } from 'node:util';
 import { Bench } from './harness';
@@ -63,7 +63,13 @@ interface Row {
 
 async function main(): Promise<void> {
   const started = new Date();
-  console.log(`bench ${started.toISOString()}: scenarios ${[...scenarios].join(',')}; provider delay ${providerDelayMs} ms`);
+  // Other work shares the machine: the load average goes with every figure.
+  const load = () =>
+    loadavg()
+      .map((x) => x.toFixed(2))
+      .join(' ');
+  const loadAtStart = load();
+  console.log(`bench ${started.toISOString()}: scenarios ${[...scenarios].join(',')}; provider delay ${providerDelayMs} ms; load ${loadAtStart}`);
   const rows: Row[] = [];
   const tenantCount = Number(values.tenants);
   // One provider account per tenant; the noisy and the quiet tenant need two.
@@ -103,15 +109,24 @@ async function main(): Promise<void> {
     await bench.stop();
   }
   const machine = `${cpus().length} x ${cpus()[0]?.model ?? 'cpu'}, ${Math.round(totalmem() / 2 ** 30)} GiB, Node ${process.version}`;
+  const loadAtEnd = load();
   console.log(
     `\nmachine: ${machine}; provider delay ${providerDelayMs} ms; workers ${settings.workers}; converge provider qps ${settings.convergeProviderQps}`,
   );
+  console.log(`load average (1, 5, 15 min): ${loadAtStart} at start, ${loadAtEnd} at end; argv: ${process.argv.slice(2).join(' ')}`);
   for (const row of rows) {
     console.log(`\n${row.scenario} n=${row.n}`);
     for (const [k, v] of Object.entries(row.figures)) console.log(`  ${k.padEnd(40)} ${v}`);
   }
   const file = join(__dirname, 'results', `bench-${stamp}.json`);
-  writeFileSync(file, JSON.stringify({ started, machine, providerDelayMs, settings, rows }, null, 2));
+  writeFileSync(
+    file,
+    JSON.stringify(
+      { started, machine, load: { start: loadAtStart, end: loadAtEnd }, argv: process.argv.slice(2), providerDelayMs, settings, rows },
+      null,
+      2,
+    ),
+  );
   console.log(`\nwrote ${file}`);
 }
 
