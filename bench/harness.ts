@@ -6,7 +6,7 @@
  */
 import { randomBytes } from 'node:crypto';
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { loadavg, tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { KubeClient } from '../operator/runtime/client';
 import { PROVIDER_CONFIG, SECRET, STORAGE_BUCKET } from '../operator/bucket/kinds';
@@ -19,6 +19,7 @@ import { startOperatorProcess, type OperatorProcess } from '../test/support/oper
 import { startProviderProcess, type ProviderProcess } from '../test/support/provider-process';
 import { scrape, sum, type Sample } from '../test/support/prometheus';
 import { eventually } from '../test/support/eventually';
+import { rssMiB } from './metrics';
 
 /** Counters read from the operator and the provider at one moment. */
 export interface Reading {
@@ -44,17 +45,21 @@ export class Bench {
     readonly provider: ProviderProcess,
     private readonly saKubeconfig: string,
     private readonly work: string,
+    /** Where every operator process of this run appends its log; kept after the run. */
+    readonly operatorLog: string,
     /** API keys of tenant accounts, one per tenant index (`tenantNamespace`). */
     private readonly tenantKeys: readonly string[],
   ) {
-    this.admin = new KubeClient({ restConfig: cp.restConfig(), maxSockets: 64 });
+    // HTTP/1.1, as the operator speaks by default: over HTTP/2 a create of this client was seen
+    // to hang for good at 100 tenants (the request never settled), which stalled the scenario.
+    this.admin = new KubeClient({ restConfig: cp.restConfig(), maxSockets: 64, http2: false });
   }
 
   /**
    * Starts control plane, dist/, provider (activation `providerDelayMs`), the provider knowing
    * `tenantAccounts` extra API keys: one provider account per tenant.
    */
-  static async start(providerDelayMs: number, tenantAccounts = 0): Promise<Bench> {
+  static async start(providerDelayMs: number, tenantAccounts = 0, operatorLog?: string): Promise<Bench> {
     const cp = await startControlPlane();
     try {
       await applyDist(cp);
@@ -67,7 +72,7 @@ export class Bench {
         ...(tenantAccounts > 0 ? { extraArgs: ['--api-keys-file', keysFile] } : {}),
       });
       const sa = await cp.serviceAccountKubeconfig('bucketoperator-system', 'bucketoperator-controller-manager', { expirationSeconds: 86_400 });
-      return new Bench(cp, provider, sa, work, tenantKeys);
+      return new Bench(cp, provider, sa, work, operatorLog ?? join(work, 'operator.log'), tenantKeys);
     } catch (err) {
       await cp.stop();
       throw err;
@@ -98,10 +103,20 @@ export class Bench {
 
   /** Waits until `n` buckets in all namespaces are Ready (one paged list every 5 s); ms since `since`. */
   async waitAllReadyEverywhere(n: number, since: number, timeoutMs: number): Promise<number> {
+    let printed = Date.now();
     await eventually(
       async () => {
         const { items } = await this.admin.list<StorageBucket>(STORAGE_BUCKET, { limit: 1000 });
-        return items.filter((b) => b.status?.conditions?.some((c) => c.type === 'Ready' && c.status === 'True')).length >= n;
+        const ready = items.filter((b) => b.status?.conditions?.some((c) => c.type === 'Ready' && c.status === 'True')).length;
+        // A long converge shows its progress, so a stall is told from slowness while it runs.
+        if (Date.now() - printed >= 30_000) {
+          printed = Date.now();
+          const rss = this.operator ? `, operator RSS ${Math.round(rssMiB(this.operator.pid))} MiB` : '';
+          console.log(
+            `  ${Math.round((printed - since) / 1000)} s: ${ready} of ${n} Ready (${items.length} exist)${rss}, load ${loadavg()[0]?.toFixed(2)}`,
+          );
+        }
+        return ready >= n;
       },
       { description: `${n} buckets Ready in all namespaces`, timeoutMs, intervalMs: 5000 },
     );
@@ -136,7 +151,7 @@ export class Bench {
     const qps: Record<string, string> = providerQps ? { 'provider-qps': String(providerQps), 'provider-burst': String(providerQps * 2) } : {};
     this.operator = await startOperatorProcess({
       kubeconfig: this.saKubeconfig,
-      logFile: join(this.work, 'operator.log'),
+      logFile: this.operatorLog,
       pollInterval: '3s',
       driftInterval: '60s',
       flags: { 'max-concurrent-reconciles': String(maxConcurrent), 'log-level': 'info', ...qps },

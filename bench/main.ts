@@ -13,7 +13,7 @@
  * Scenarios: bulk, backlog, secrets (the default set), tenants, noisy.
  */
 import { mkdirSync, writeFileSync } from 'node:fs';
-import { cpus, totalmem } from 'node:os';
+import { cpus, loadavg, totalmem } from 'node:os';
 import { join } from 'node:path';
 import { parseArgs } from 'node:util';
 import { Bench } from './harness';
@@ -63,12 +63,23 @@ interface Row {
 
 async function main(): Promise<void> {
   const started = new Date();
-  console.log(`bench ${started.toISOString()}: scenarios ${[...scenarios].join(',')}; provider delay ${providerDelayMs} ms`);
+  // Other work shares the machine: the load average goes with every figure.
+  const load = () =>
+    loadavg()
+      .map((x) => x.toFixed(2))
+      .join(' ');
+  const loadAtStart = load();
+  console.log(`bench ${started.toISOString()}: scenarios ${[...scenarios].join(',')}; provider delay ${providerDelayMs} ms; load ${loadAtStart}`);
   const rows: Row[] = [];
   const tenantCount = Number(values.tenants);
   // One provider account per tenant; the noisy and the quiet tenant need two.
   const accounts = Math.max(scenarios.has('tenants') ? tenantCount : 0, scenarios.has('noisy') ? 2 : 0);
-  const bench = await Bench.start(providerDelayMs, accounts);
+  const stamp = started.toISOString().replace(/[:.]/g, '-');
+  mkdirSync(join(__dirname, 'results'), { recursive: true });
+  // Kept for reading after the run (*.log is not committed).
+  const operatorLog = join(__dirname, 'results', `bench-${stamp}.operator.log`);
+  console.log(`operator log: ${operatorLog}`);
+  const bench = await Bench.start(providerDelayMs, accounts, operatorLog);
   try {
     if (scenarios.has('bulk'))
       for (const n of list(values.sizes)) rows.push({ scenario: 'bulk create', n, figures: await bulkCreate(bench, n, settings) });
@@ -98,16 +109,24 @@ async function main(): Promise<void> {
     await bench.stop();
   }
   const machine = `${cpus().length} x ${cpus()[0]?.model ?? 'cpu'}, ${Math.round(totalmem() / 2 ** 30)} GiB, Node ${process.version}`;
+  const loadAtEnd = load();
   console.log(
     `\nmachine: ${machine}; provider delay ${providerDelayMs} ms; workers ${settings.workers}; converge provider qps ${settings.convergeProviderQps}`,
   );
+  console.log(`load average (1, 5, 15 min): ${loadAtStart} at start, ${loadAtEnd} at end; argv: ${process.argv.slice(2).join(' ')}`);
   for (const row of rows) {
     console.log(`\n${row.scenario} n=${row.n}`);
     for (const [k, v] of Object.entries(row.figures)) console.log(`  ${k.padEnd(40)} ${v}`);
   }
-  mkdirSync(join(__dirname, 'results'), { recursive: true });
-  const file = join(__dirname, 'results', `bench-${started.toISOString().replace(/[:.]/g, '-')}.json`);
-  writeFileSync(file, JSON.stringify({ started, machine, providerDelayMs, settings, rows }, null, 2));
+  const file = join(__dirname, 'results', `bench-${stamp}.json`);
+  writeFileSync(
+    file,
+    JSON.stringify(
+      { started, machine, load: { start: loadAtStart, end: loadAtEnd }, argv: process.argv.slice(2), providerDelayMs, settings, rows },
+      null,
+      2,
+    ),
+  );
   console.log(`\nwrote ${file}`);
 }
 

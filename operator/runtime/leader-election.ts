@@ -181,10 +181,15 @@ export class LeaderElector {
 
   private async renew(signal: AbortSignal): Promise<ElectionOutcome> {
     this.lastRenewAt = this.clock.now();
+    let attemptAt = this.lastRenewAt;
     for (;;) {
-      if (!(await this.pause(this.cfg.retryPeriodMs, signal))) return 'stopped';
+      // Attempts start a retry period apart, however long the last one took: renewals keep
+      // their cadence while the API server is slow, instead of drifting by its latency.
+      const next = attemptAt + this.cfg.retryPeriodMs;
+      if (!(await this.pause(Math.max(0, next - this.clock.now()), signal))) return 'stopped';
+      attemptAt = this.clock.now();
       const deadline = this.lastRenewAt + this.cfg.renewDeadlineMs;
-      const attempt = await this.withDeadline((s) => this.tryAcquireOrRenew(s), deadline - this.clock.now(), signal);
+      const attempt = await this.withDeadline((s) => this.renewOnce(s), deadline - this.clock.now(), signal);
       if (signal.aborted && attempt !== 'acquired') return 'stopped';
       if (attempt === 'acquired') {
         this.lastRenewAt = this.clock.now();
@@ -199,6 +204,25 @@ export class LeaderElector {
         return 'lost';
       }
     }
+  }
+
+  /**
+   * The leader's renewal, with client-go's fast path: one conditional update of the lease as
+   * last observed (no read first), which is half the requests and half the latency of a
+   * renewal. Any failure (409 because the lease moved on, or an error) falls back to a read
+   * and decides from what it shows.
+   */
+  private async renewOnce(signal: AbortSignal): Promise<Attempt> {
+    const lease = this.observed;
+    if (lease && lease.spec?.holderIdentity === this.identity) {
+      try {
+        return this.succeeded(await this.opts.client.update<Lease>(Leases, { ...lease, spec: this.specFor(lease.spec) }, { signal }));
+      } catch (err) {
+        if (signal.aborted) return this.failed(err, 'update');
+        this.logger.debug({ err }, 'Optimistic lease renewal failed; reading the lease');
+      }
+    }
+    return this.tryAcquireOrRenew(signal);
   }
 
   /** One read-modify-write of the lease, with resourceVersion as the optimistic lock. */

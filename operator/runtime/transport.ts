@@ -122,6 +122,8 @@ interface Exchange {
   readonly body: Readable;
   /** Ends the exchange early (cancels the stream or destroys the socket). */
   destroy(): void;
+  /** Tells the connection's health check that the body delivered data (HTTP/2). */
+  readonly read?: () => void;
 }
 
 /** Sends requests to one API server; one per client, since it owns the connections. */
@@ -230,7 +232,9 @@ export class Transport {
     const chunks: AsyncIterator<Buffer> = {
       next: async () => {
         try {
-          return await inner.next();
+          const next = await inner.next();
+          if (!next.done) ex.read?.();
+          return next;
         } catch (err) {
           throw transportError(r.verb, r.path, err);
         }
@@ -357,7 +361,10 @@ export class Transport {
       throw err;
     }
     stream.on('close', () => slot.release());
-    stream.on('data', () => slot.read());
+    // No 'data' listener here: one would start the body flowing before its reader is attached.
+    // Node emits 'response' on the next tick but pushes DATA read in the same go at once, so a
+    // body arriving with its head (as kube-apiserver sends it) went to that listener alone, and
+    // the request then waited for a body that had come and gone. The readers mark reads instead.
     const cancel = (err: Error): void => {
       if (!stream.destroyed) stream.destroy(err);
     };
@@ -391,7 +398,13 @@ export class Transport {
       stream.on('response', (headers) => {
         slot.read();
         settled = true;
-        resolve({ status: Number(headers[':status'] ?? 0), headers, body: stream, destroy: () => cancel(new Error('closed')) });
+        resolve({
+          status: Number(headers[':status'] ?? 0),
+          headers,
+          body: stream,
+          destroy: () => cancel(new Error('closed')),
+          read: () => slot.read(),
+        });
       });
       stream.end(r.body);
     });
@@ -508,6 +521,11 @@ function transportError(verb: Verb, path: string, cause: unknown): Error {
 
 function readBody(res: Readable): Promise<string> {
   return new Promise((resolve, reject) => {
+    // A body that ended, or a stream closed, before this reader came would never emit again.
+    if (res.readableEnded || res.destroyed) {
+      reject(new Error('response ended before its body was read'));
+      return;
+    }
     const chunks: Buffer[] = [];
     res.on('data', (c: Buffer) => chunks.push(c));
     res.on('end', () => resolve(Buffer.concat(chunks).toString('utf8')));

@@ -1,6 +1,6 @@
 import { FakeClock } from '../../support/fake-clock';
 import { expect } from 'chai';
-
+import { sleep } from '../../../operator/runtime/clock';
 import { ApiError } from '../../../operator/runtime/api-errors';
 import { LeaderElector, type Lease, type LeaseClient } from '../../../operator/runtime/leader-election';
 import { captureLogger, leaseStore, settle } from './fakes';
@@ -60,6 +60,54 @@ describe('LeaderElector (in-memory Lease)', () => {
     expect(api.writes).to.equal(4);
     expect(JSON.stringify(api.lease?.spec?.acquireTime)).to.equal(acquired);
     ac.abort();
+    await run;
+  });
+
+  it('a renewal by the leader is one update of the lease it holds, without a read first', async () => {
+    const api = leaseStore();
+    const clock = new FakeClock();
+    let gets = 0;
+    const client: LeaseClient = {
+      get: (...a) => (gets++, api.get(...a)),
+      create: (...a) => api.create(...a),
+      update: (...a) => api.update(...a),
+    };
+    const { e } = elector(client, clock, 'a');
+    const ac = new AbortController();
+    const run = e.run(ac.signal);
+    await settle();
+    const readsToAcquire = gets;
+    await pass(clock, 6_000);
+    expect(api.writes, 'create + 3 renewals').to.equal(4);
+    expect(gets - readsToAcquire, 'reads while renewing').to.equal(0);
+    ac.abort();
+    await run;
+  });
+
+  it('renewals start a retry period apart while each takes a second (the API server under load)', async () => {
+    const api = leaseStore();
+    const clock = new FakeClock();
+    const client: LeaseClient = {
+      get: (...a) => api.get(...a),
+      create: (...a) => api.create(...a),
+      update: async (...a) => {
+        await sleep(clock, 1_000);
+        return api.update(...a);
+      },
+    };
+    const { e } = elector(client, clock, 'a');
+    const ac = new AbortController();
+    const run = e.run(ac.signal);
+    await settle();
+    const starts: number[] = [];
+    const update = client.update.bind(client);
+    client.update = (...a) => (starts.push(clock.now()), update(...a));
+    await pass(clock, 10_500);
+    expect(starts.map((t, i) => t - (starts[i - 1] ?? t - 2_000))).to.deep.equal([2_000, 2_000, 2_000, 2_000, 2_000]);
+    expect(e.isLeader()).to.equal(true);
+    ac.abort();
+    // The release on stop is an update too, and takes its second.
+    await pass(clock, 1_500);
     await run;
   });
 
@@ -243,10 +291,11 @@ describe('LeaderElector abort signals', () => {
     const clock = new FakeClock();
     const { client: stuck, aborted } = hanging();
     let broken = false;
+    // A dead connection: every request hangs, the leader's optimistic update as well as the read.
     const client: LeaseClient = {
       get: (...a) => (broken ? stuck.get(...a) : api.get(...a)),
       create: (...a) => api.create(...a),
-      update: (...a) => api.update(...a),
+      update: (...a) => (broken ? stuck.update(...a) : api.update(...a)),
     };
     const { e } = elector(client, clock, 'a');
     const ac = new AbortController();
@@ -256,6 +305,6 @@ describe('LeaderElector abort signals', () => {
     broken = true;
     await pass(clock, 12_500);
     expect(await run).to.equal('lost');
-    expect(aborted).to.include('get');
+    expect(aborted).to.include('update');
   });
 });

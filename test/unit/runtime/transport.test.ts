@@ -14,7 +14,7 @@ import { KubeClient } from '../../../operator/runtime/client';
 import { parseProxyUrl } from '../../../operator/runtime/proxy';
 import { staticToken, type RestConfig } from '../../../operator/runtime/rest-config';
 import type { ResourceKind } from '../../../operator/runtime/types';
-import type { TLSSocket } from 'node:tls';
+import tls, { type TLSSocket } from 'node:tls';
 import { CA_CERT, CLIENT1_CERT, CLIENT1_KEY, CLIENT2_CERT, CLIENT2_KEY, SERVER_CERT, SERVER_KEY } from './tls-fixtures';
 
 const ConfigMaps: ResourceKind = { group: '', version: 'v1', kind: 'ConfigMap', plural: 'configmaps', namespaced: true };
@@ -259,6 +259,66 @@ for (const kind of ['h2', 'h1'] as const) {
   });
 }
 
+/**
+ * An HTTP/2 server written frame by frame, as kube-apiserver (Go) answers: the response's HEADERS
+ * and its DATA (with END_STREAM) in one TCP write, so the client reads them in one go. Node's
+ * own http2 server writes them apart, which hides what this shows.
+ */
+async function serveCoalescedH2(body: string): Promise<Served> {
+  const frame = (type: number, flags: number, stream: number, payload: Buffer): Buffer => {
+    const head = Buffer.alloc(9);
+    head.writeUIntBE(payload.length, 0, 3);
+    head.writeUInt8(type, 3);
+    head.writeUInt8(flags, 4);
+    head.writeUInt32BE(stream, 5);
+    return Buffer.concat([head, payload]);
+  };
+  const PREFACE = 'PRI * HTTP/2.0\r\n\r\nSM\r\n\r\n';
+  const server = tls.createServer({ cert: SERVER_CERT, key: SERVER_KEY, ALPNProtocols: ['h2'] }, (socket) => {
+    let buf = Buffer.alloc(0);
+    let prefaceSeen = false;
+    socket.write(frame(0x4, 0, 0, Buffer.alloc(0))); // our SETTINGS (defaults)
+    socket.on('data', (chunk: Buffer) => {
+      buf = Buffer.concat([buf, chunk]);
+      if (!prefaceSeen) {
+        if (buf.length < PREFACE.length) return;
+        buf = buf.subarray(PREFACE.length);
+        prefaceSeen = true;
+      }
+      while (buf.length >= 9) {
+        const len = buf.readUIntBE(0, 3);
+        if (buf.length < 9 + len) return;
+        const [type, flags, stream] = [buf.readUInt8(3), buf.readUInt8(4), buf.readUInt32BE(5) & 0x7fffffff];
+        buf = buf.subarray(9 + len);
+        if (type === 0x4 && !(flags & 0x1)) socket.write(frame(0x4, 0x1, 0, Buffer.alloc(0))); // SETTINGS ACK
+        // Request bodies are read at once: give their bytes back to the connection's window.
+        if (type === 0x0 && len > 0) socket.write(frame(0x8, 0, 0, Buffer.from([0, 0, len >> 8, len & 0xff].map((b) => b & 0xff))));
+        // The end of a request (HEADERS of a GET, or the last DATA of a POST): ":status: 200"
+        // (HPACK static index 8), then the body, in one write.
+        if ((type === 0x1 || type === 0x0) && flags & 0x1 && stream > 0) {
+          socket.write(Buffer.concat([frame(0x1, 0x4, stream, Buffer.from([0x88])), frame(0x0, 0x1, stream, Buffer.from(body))]));
+        }
+      }
+    });
+    socket.on('error', () => undefined);
+  });
+  const sockets = new Set<net.Socket>();
+  server.on('secureConnection', (s: net.Socket) => {
+    sockets.add(s);
+    s.on('close', () => sockets.delete(s));
+  });
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  const { port } = server.address() as AddressInfo;
+  return {
+    port,
+    host: '127.0.0.1',
+    close: async () => {
+      for (const s of sockets) s.destroy();
+      await new Promise<void>((resolve) => server.close(() => resolve()));
+    },
+  };
+}
+
 describe('Transport deadlines', () => {
   it('do not count time spent waiting for a socket (HTTP/1.1, one request socket)', async function () {
     this.timeout(10_000);
@@ -288,6 +348,44 @@ describe('Transport deadlines', () => {
       const err = (await client.get(ConfigMaps, 'ns', 'a').catch((e: unknown) => e)) as Error;
       expect(err).to.be.instanceOf(Error);
       expect(err.message).to.match(/stream closed before a response/);
+    } finally {
+      client.close();
+      await s.close();
+    }
+  });
+
+  it('found in the tenants benchmark: a body that arrives with its response head is returned, not lost (HTTP/2)', async function () {
+    this.timeout(20_000);
+    const s = await serveCoalescedH2(JSON.stringify({ metadata: { name: 'a', namespace: 'ns' } }));
+    // Creates, 64 at a time, as a bulk converge sends them: a response read while another
+    // request is being written was where the body got lost. Without the fix one of them
+    // waited forever (the deadline is off, so nothing else ends it).
+    const client = new KubeClient({ restConfig: restConfig(s), requestTimeoutMs: 0 });
+    let done = 0;
+    let next = 0;
+    const all = Promise.all(
+      Array.from({ length: 64 }, async () => {
+        while (next++ < 1500) {
+          await client.create(ConfigMaps, { metadata: { name: 'a', namespace: 'ns' }, data: { x: 'y'.repeat(1500) } });
+          done++;
+        }
+      }),
+    );
+    // Stalled: no answer for 2 s while some are still outstanding (a hung request holds its worker).
+    const stalled = new Promise<void>((resolve) => {
+      let seen = -1;
+      const timer = setInterval(() => {
+        if (done === seen) {
+          clearInterval(timer);
+          resolve();
+        }
+        seen = done;
+      }, 2_000);
+      void all.finally(() => clearInterval(timer));
+    });
+    try {
+      await Promise.race([all, stalled]);
+      expect(done, 'creates answered before the answers stopped coming').to.equal(1500);
     } finally {
       client.close();
       await s.close();
