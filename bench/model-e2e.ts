@@ -6,7 +6,7 @@
  * deleting everything. Prints each seed's outcome, every violation with its seed and sequence,
  * counts and wall time; exits 1 when an invariant broke, 2 when a run could not be carried out.
  *
- *   npm run model:e2e -- [--runs 20] [--seed 1] [--length 8] [--shrink]
+ *   npm run model:e2e -- [--runs 20] [--seed 1] [--length 8] [--shrink] [--verbose]
  */
 import { parseArgs } from 'node:util';
 import { describe } from '../test/support/model/actions';
@@ -20,6 +20,7 @@ const { values } = parseArgs({
     seed: { type: 'string', default: '1' },
     length: { type: 'string', default: '8' },
     shrink: { type: 'boolean', default: false },
+    verbose: { type: 'boolean', default: false },
   },
 });
 
@@ -54,6 +55,7 @@ async function main(): Promise<void> {
       const r = await runSeed(stack, seed, length);
       const verdict = r.error ? 'run failed' : r.violations.length > 0 ? `VIOLATION ${r.violations[0]?.invariant ?? ''}` : 'ok';
       process.stdout.write(`seed ${seed}: ${verdict} (${(r.ms / 1000).toFixed(1)} s)\n`);
+      if (values.verbose) process.stdout.write(`${r.trace.map((t) => `    ${t}`).join('\n')}\n`);
       if (r.error) errors++;
       if (r.violations.length === 0 && !r.error) continue;
       if (r.violations.length > 0) failed++;

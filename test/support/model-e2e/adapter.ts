@@ -267,11 +267,15 @@ export class E2eRun {
         const p = this.stack.providers[a.endpoint] ?? this.stack.providers[0];
         const cred = (Object.keys(CREDENTIALS) as CredentialName[]).find((c) => CREDENTIALS[c].account === a.account);
         if (!p || !cred) throw new Error(`no provider ${a.endpoint} or key of account ${a.account}`);
-        const res = await fetch(`${p.url}/buckets`, {
-          method: 'POST',
-          headers: { authorization: `Bearer ${this.stack.keys[cred]}`, 'content-type': 'application/json' },
-          body: JSON.stringify({ region: 'us-east-1', sizeGB: 10, encrypted: false, tags: { team: 'elsewhere' } }),
-        });
+        // With a key, so a create whose answer a pending loseNextAnswer drops is retried and replayed.
+        const key = `someone-else-${n}-${Date.now()}`;
+        const create = () =>
+          fetch(`${p.url}/buckets`, {
+            method: 'POST',
+            headers: { authorization: `Bearer ${this.stack.keys[cred]}`, 'content-type': 'application/json', 'idempotency-key': key },
+            body: JSON.stringify({ region: 'us-east-1', sizeGB: 10, encrypted: false, tags: { team: 'elsewhere' } }),
+          });
+        const res = await create().catch(() => create());
         const made = (await res.json()) as PlacedBucket['bucket'];
         if (!res.ok) throw new Error(`provider create: ${res.status} ${JSON.stringify(made)}`);
         this.seeded.add(made.id);
