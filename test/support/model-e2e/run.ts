@@ -20,6 +20,7 @@ import { credentialsSecretManifest, freshNamespace } from '../kube';
 import { E2eRun } from './adapter';
 import { listObjects, quiesce, snapshot } from './observe';
 import type { E2eStack } from './stack';
+import { loggedWrites } from './operator-log';
 import { checkInterval } from './writes';
 
 /** What one seed found. */
@@ -68,15 +69,19 @@ export async function runSeed(stack: E2eStack, seed: number, length: number, giv
   let error: string | undefined;
   const result = (): E2eResult => ({ seed, actions, violations, trace, ms: Date.now() - start, ...(error === undefined ? {} : { error }) });
 
+  let logOffset = stack.operator.logs().length;
   const settle = async (label: string): Promise<boolean> => {
     const q = await quiesce(stack, run.namespaces);
+    const log = stack.operator.logs();
+    const logged = loggedWrites(log.slice(logOffset)).filter((w) => run.namespaces.includes(w.namespace));
+    logOffset = log.length;
     await run.noteReleased();
     if (!q.quiet) {
       violations.push({ invariant: Invariant.quiescence, detail: `${q.reason ?? ''} (at ${label})` });
       return false;
     }
     const now = await snapshot(stack, run.namespaces);
-    violations.push(...checkInterval(run.baseline, now, run.touched), ...checkQuiescent(now.objects, now.buckets));
+    violations.push(...checkInterval(run.baseline, now, run.touched, logged), ...checkQuiescent(now.objects, now.buckets));
     run.baseline = { objects: [...now.objects], buckets: [...now.buckets] };
     run.touched.clear();
     trace.push(`  quiet after ${q.ms} ms: ${now.objects.length} StorageBuckets, ${run.scoped(now.buckets).length} provider buckets of this run`);

@@ -4,18 +4,22 @@
  * wrote. Between the last quiescent point and this one (provider-side actions of the run are
  * folded into the earlier snapshot as they are made, so they never count):
  *
- * - noForeignWrite: a bucket whose tags named a StorageBucket that stayed live throughout
- *   (same uid, not deleting, not deleted or re-created by the run) was deleted, retagged to
- *   name another object, or changed while another object's status.id or adopt-id named it.
+ * - noForeignWrite: a bucket whose tags named a StorageBucket X that stayed live throughout
+ *   (same uid, not deleting, not deleted or re-created by the run) was retagged to name another
+ *   object, or updated or deleted by another object's reconcile (from the operator's log), or
+ *   deleted with no logged writer.
  * - observeNeverWrites: an object that was Observe throughout (and whose policy the run did not
- *   touch) got a bucket tagged with its name, or the bucket it observes changed while no other
- *   object named that bucket.
+ *   touch) made a logged write, got a bucket tagged with its name, or the bucket it observes
+ *   changed while no other object named that bucket.
+ *
+ * A change with no logged writer is not judged (a real provider does not say who wrote).
  */
 import type { StorageBucket } from '../../../operator/api/v1';
 import { ADOPT_ANNOTATION } from '../../../operator/api/v1';
 import { Invariant, namesObject, objectName, where, type Violation } from '../model/invariants';
 import type { PlacedBucket } from '../model/provider';
 import type { Snapshot } from './observe';
+import type { LoggedWrite } from './operator-log';
 
 const uidOf = (o: StorageBucket) => o.metadata.uid ?? '';
 const describeBucket = (b: PlacedBucket) => where({ ...b, id: b.bucket.id });
@@ -35,9 +39,10 @@ function namedByOthers(id: string, self: StorageBucket, objects: readonly Storag
 
 /**
  * Judges the interval from `before` to `after`. `touched`: `namespace/name` of objects the run
- * deleted, re-created, created or whose managementPolicy it set in the interval.
+ * deleted, re-created, created or whose managementPolicy it set in the interval; `logged`: the
+ * provider writes the operator logged in the interval.
  */
-export function checkInterval(before: Snapshot, after: Snapshot, touched: ReadonlySet<string>): Violation[] {
+export function checkInterval(before: Snapshot, after: Snapshot, touched: ReadonlySet<string>, logged: readonly LoggedWrite[] = []): Violation[] {
   const out: Violation[] = [];
   const nowById = new Map(after.buckets.map((b) => [b.bucket.id, b]));
   const thenById = new Map(before.buckets.map((b) => [b.bucket.id, b]));
@@ -52,29 +57,30 @@ export function checkInterval(before: Snapshot, after: Snapshot, touched: Readon
     const owner = before.objects.find((o) => namesObject(then.bucket.tags, o));
     const live = owner && stayedLive(owner);
     if (!owner || !live) continue;
+    const isOwner = (w: LoggedWrite) => w.namespace === owner.metadata.namespace && w.name === owner.metadata.name;
+    const writers = logged.filter((w) => w.id === then.bucket.id && w.op !== 'create');
+    const foreign = writers.filter((w) => !isOwner(w));
     const now = nowById.get(then.bucket.id);
-    if (!now) {
+    if (foreign.length > 0) {
       out.push({
         invariant: Invariant.noForeignWrite,
-        detail: `${describeBucket(then)} was deleted while its tags named live StorageBucket ${objectName(owner)} (not being deleted)`,
+        detail: `${describeBucket(then)}, whose tags named live StorageBucket ${objectName(owner)}, was ${foreign.map((w) => `${w.op}d by the reconcile of ${w.namespace}/${w.name}`).join(', ')}`,
       });
       continue;
     }
-    if (
-      !namesObject(now.bucket.tags, live) &&
-      before.objects.concat(after.objects).some((o) => uidOf(o) !== uidOf(owner) && namesObject(now.bucket.tags, o))
-    ) {
+    if (!now) {
+      if (writers.length === 0) {
+        out.push({
+          invariant: Invariant.noForeignWrite,
+          detail: `${describeBucket(then)} was deleted (no reconcile logged it) while its tags named live StorageBucket ${objectName(owner)} (not being deleted)`,
+        });
+      }
+      continue;
+    }
+    if (!namesObject(now.bucket.tags, live) && everyone.some((o) => uidOf(o) !== uidOf(owner) && namesObject(now.bucket.tags, o))) {
       out.push({
         invariant: Invariant.noForeignWrite,
         detail: `${describeBucket(then)} was retagged from live StorageBucket ${objectName(owner)} to ${now.bucket.tags['kubernetes-namespace'] ?? '?'}/${now.bucket.tags['kubernetes-name'] ?? '?'}`,
-      });
-      continue;
-    }
-    const others = namedByOthers(then.bucket.id, owner, everyone);
-    if (!sameContent(then, now) && others.length > 0) {
-      out.push({
-        invariant: Invariant.noForeignWrite,
-        detail: `${describeBucket(then)} changed while its tags named live StorageBucket ${objectName(owner)} and ${others.map(objectName).join(', ')} named it too`,
       });
     }
   }
@@ -83,6 +89,14 @@ export function checkInterval(before: Snapshot, after: Snapshot, touched: Readon
     if (obj.spec.managementPolicy !== 'Observe') continue;
     const live = stayedLive(obj);
     if (!live || live.spec.managementPolicy !== 'Observe') continue;
+    for (const w of logged) {
+      if (w.namespace === obj.metadata.namespace && w.name === obj.metadata.name) {
+        out.push({
+          invariant: Invariant.observeNeverWrites,
+          detail: `the reconcile of StorageBucket ${objectName(obj)} (Observe throughout) logged a provider ${w.op} of ${w.id}`,
+        });
+      }
+    }
     for (const b of after.buckets) {
       if (!thenById.has(b.bucket.id) && namesObject(b.bucket.tags, obj)) {
         out.push({
