@@ -17,9 +17,9 @@ import {
   RECONCILE_REQUESTED_ANNOTATION,
 } from '../../../operator/api/v1';
 import { PROVIDER_CONFIG, STORAGE_BUCKET } from '../../../operator/bucket/kinds';
-import { MANAGED_BY_TAG, NAMESPACE_TAG } from '../../../operator/bucket/tags';
+import { NAMESPACE_TAG } from '../../../operator/bucket/tags';
 import { isConflict, isNotFound } from '../../../operator/runtime/api-errors';
-import { describe, type ModelAction, type ObjRef } from '../model/actions';
+import { describe, providerPatch, type ModelAction, type ObjRef } from '../model/actions';
 import { where } from '../model/invariants';
 import type { PlacedBucket } from '../model/provider';
 import { CONFIG_NAME, CREDENTIALS, type CredentialName } from '../model/world';
@@ -245,19 +245,7 @@ export class E2eRun {
         const all = await this.scopedNow();
         const b = all[a.pick % Math.max(1, all.length)];
         if (!b) return `${describe(a)} (no-op: no buckets)`;
-        const tags = { ...b.bucket.tags };
-        if (a.change === 'dropManagedBy') delete tags[MANAGED_BY_TAG];
-        const patch =
-          a.change === 'shrink'
-            ? { sizeGB: Math.max(1, b.bucket.sizeGB - 5) }
-            : a.change === 'grow'
-              ? { sizeGB: b.bucket.sizeGB + 5 }
-              : a.change === 'encryption'
-                ? { encrypted: !b.bucket.encrypted }
-                : a.change === 'stripTags'
-                  ? { tags: {} }
-                  : { tags };
-        await this.providerAt(b.endpoint).tamper(b.bucket.id, patch);
+        await this.providerAt(b.endpoint).tamper(b.bucket.id, providerPatch(a.change, b.bucket));
         const after = (await this.providerAt(b.endpoint).buckets()).find((x) => x.id === b.bucket.id);
         this.baseline.buckets = this.baseline.buckets.filter((x) => x.bucket.id !== b.bucket.id);
         if (after) this.baseline.buckets.push({ ...b, bucket: after });

@@ -14,6 +14,7 @@ import {
   RECONCILE_REQUESTED_ANNOTATION,
 } from '../../../operator/api/v1';
 import { MANAGED_BY_TAG } from '../../../operator/bucket/tags';
+import type { ProviderBucket } from '../../../operator/provider-client';
 import { where } from './invariants';
 import type { Prng } from './prng';
 import type { Runner } from './runner';
@@ -287,19 +288,7 @@ export async function applyAction(env: ActionEnv, a: ModelAction, n: number): Pr
       const all = world.providers.all();
       const b = all[a.pick % Math.max(1, all.length)];
       if (!b) return `${describe(a)} (no-op: no buckets)`;
-      const tags = { ...b.bucket.tags };
-      if (a.change === 'dropManagedBy') delete tags[MANAGED_BY_TAG];
-      const patch =
-        a.change === 'shrink'
-          ? { sizeGB: Math.max(1, b.bucket.sizeGB - 5) }
-          : a.change === 'grow'
-            ? { sizeGB: b.bucket.sizeGB + 5 }
-            : a.change === 'encryption'
-              ? { encrypted: !b.bucket.encrypted }
-              : a.change === 'stripTags'
-                ? { tags: {} }
-                : { tags };
-      world.providers.adminPatch(b.endpoint, b.bucket.id, patch);
+      world.providers.adminPatch(b.endpoint, b.bucket.id, providerPatch(a.change, b.bucket));
       return `provider changes ${where({ ...b, id: b.bucket.id })}: ${a.change}`;
     }
     case 'providerSeed': {
@@ -376,6 +365,28 @@ export function describe(a: ModelAction): string {
     default: {
       const never: never = a;
       return JSON.stringify(never);
+    }
+  }
+}
+
+/** The admin patch a `providerChange` action makes to `bucket` at the provider. */
+export function providerPatch(
+  change: Extract<ModelAction, { type: 'providerChange' }>['change'],
+  bucket: ProviderBucket,
+): { sizeGB?: number; encrypted?: boolean; tags?: Record<string, string> } {
+  switch (change) {
+    case 'shrink':
+      return { sizeGB: Math.max(1, bucket.sizeGB - 5) };
+    case 'grow':
+      return { sizeGB: bucket.sizeGB + 5 };
+    case 'encryption':
+      return { encrypted: !bucket.encrypted };
+    case 'stripTags':
+      return { tags: {} };
+    case 'dropManagedBy': {
+      const tags = { ...bucket.tags };
+      delete tags[MANAGED_BY_TAG];
+      return { tags };
     }
   }
 }
