@@ -177,7 +177,14 @@ export type Need =
    * must also revoke the key, or a create still in flight could commit after the finalizer
    * is gone and leave an orphan.
    */
-  | { readonly type: 'observe'; readonly fence: boolean };
+  | { readonly type: 'observe'; readonly fence: boolean }
+  /**
+   * The provider's name for the connection's account: a decision on the provider's answer
+   * (recreate a vanished bucket, release one found gone) must know the account is the one the
+   * bucket was made in. Decisions from the status alone do without it, so a Ready bucket needs
+   * no provider at all while its provider is down.
+   */
+  | { readonly type: 'account' };
 
 /**
  * The one decision function: the step for `bucket` given `facts`, or the fact to gather next.
@@ -192,6 +199,8 @@ export function decide(bucket: StorageBucket, facts: DecisionFacts): Step | Need
   if ('failure' in facts.connection) return notConnected(bucket, facts.connection.failure);
   const to = facts.connection;
   const clusterId = facts.clusterId ?? '';
+  // Observe never acts on the provider, so its answer needs no account to be read.
+  if (facts.observation && to.accountId === undefined && !isObserveOnly(bucket)) return { type: 'account' };
   const next = facts.observation
     ? plan(bucket, facts.observation, to, clusterId, {
         ownerExists: facts.ownerExists ?? (() => true),

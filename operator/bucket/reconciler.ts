@@ -142,6 +142,8 @@ export class BucketReconciler implements Reconciler {
       keyOwner: (key) => this.keyOwner(key, cached),
     };
     let conn: Connection | undefined;
+    // Why the account lookup failed, if it did: raised only when a decision needs the account.
+    let accountFailure: { readonly err: unknown } | undefined;
     try {
       for (let i = 0; i < MAX_DECISIONS; i++) {
         const bucket = seen.bucket;
@@ -150,14 +152,24 @@ export class BucketReconciler implements Reconciler {
           try {
             conn = await this.d.connect(bucket, ctx.signal);
             const configDeleting = Boolean(conn.config.metadata.deletionTimestamp);
-            // The provider's name for the account (asked once per account): a bucket recorded in
-            // another account is never recreated or released here, see plan.ts.
-            const accountId = await conn.client.accountId(ctx.signal);
-            facts = { ...facts, connection: { endpoint: conn.endpoint, accountId, configDeleting } };
+            // The provider's name for the account (asked once per account and kept): a bucket
+            // recorded in another account is never recreated or released here, see plan.ts. A
+            // failed lookup fails the reconcile only if a decision needs the account.
+            const accountId = await conn.client.accountId(ctx.signal).catch((err: unknown) => {
+              accountFailure = { err };
+              return undefined;
+            });
+            facts = { ...facts, connection: { endpoint: conn.endpoint, ...(accountId === undefined ? {} : { accountId }), configDeleting } };
           } catch (err) {
             if (!(err instanceof ConnectError)) throw err;
             facts = { ...facts, connection: { failure: { reason: err.reason, message: err.message } } };
           }
+          continue;
+        }
+        if (next.type === 'account') {
+          if (accountFailure) throw accountFailure.err;
+          const accountId = await mustConnect(conn).client.accountId(ctx.signal);
+          facts = { ...facts, connection: { ...(facts.connection as ConnectedTo), accountId } };
           continue;
         }
         if (next.type === 'observe') {

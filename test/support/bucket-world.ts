@@ -167,6 +167,11 @@ export class FakeProvider implements ProviderClient {
 
   /** Not counted as a call: the real client asks once per account and keeps the answer. */
   async accountId(): Promise<string> {
+    const err = this.failNext.get('accountId');
+    if (err) {
+      this.failNext.delete('accountId');
+      throw err;
+    }
     return this.account;
   }
 

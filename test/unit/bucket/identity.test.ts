@@ -7,7 +7,7 @@
 import { expect } from 'chai';
 import type { StorageBucket } from '../../../operator/api/v1';
 import { ADOPT_ANNOTATION, BUCKET_FINALIZER } from '../../../operator/api/v1';
-import type { ProviderBucket } from '../../../operator/provider-client';
+import { ProviderError, type ProviderBucket } from '../../../operator/provider-client';
 import { BucketWorld } from '../../support/bucket-world';
 import { DEFAULT_TAGS, bucket } from '../../support/fixtures';
 
@@ -193,5 +193,28 @@ describe('ownership by identity (uid, cluster, provider account)', () => {
     // The maker, told by the drift scan, puts its tags back.
     await world.reconcile('b1', { driftReports: { reported: () => true } });
     expect(world.provider.buckets.get(id)?.tags['kubernetes-name']).to.equal('b1');
+  });
+
+  it('found by the full suite: a Ready bucket needs no account lookup, so a provider that is down does not fail it', async () => {
+    world.apply(bucket().build());
+    await world.settle();
+    world.provider.failNext.set('accountId', new ProviderError('provider account failed: ECONNREFUSED', { status: 0, code: 'ECONNREFUSED' }));
+    expect(await world.reconcile()).to.deep.equal({ type: 'done' });
+    expect(condition(world.bucket(), 'Ready')).to.include({ status: 'True' });
+    expect(condition(world.bucket(), 'Synced')).to.include({ status: 'True' });
+  });
+
+  it('a vanished bucket is not recreated while the account cannot be told', async () => {
+    world.apply(bucket().build());
+    await world.settle();
+    world.provider.buckets.clear();
+    world.provider.failNext.set('accountId', new ProviderError('provider account failed: ECONNREFUSED', { status: 0, code: 'ECONNREFUSED' }));
+    const got = await world.reconcile('b1', { driftReports: { reported: () => true } }).catch((e: Error) => e);
+    expect(got).to.be.instanceOf(Error);
+    expect(world.provider.buckets.size).to.equal(0);
+    expect(condition(world.bucket(), 'Synced')).to.include({ status: 'False', reason: 'ProviderUnavailable' });
+    // Once the account is known again (the same one), the vanished bucket is made anew.
+    await world.reconcile('b1', { driftReports: { reported: () => true } });
+    expect(world.provider.buckets.size).to.equal(1);
   });
 });

@@ -60,7 +60,11 @@ describe('decide: managementPolicy Observe', () => {
   for (const [name, { args, want }] of Object.entries(cases)) {
     it(name, () => {
       expect(
-        decide(args.bucket, { driftReported: false, connection: { endpoint: ENDPOINT }, ...(args.obs ? { observation: args.obs } : {}) }),
+        decide(args.bucket, {
+          driftReported: false,
+          connection: { endpoint: ENDPOINT, accountId: 'acct-1' },
+          ...(args.obs ? { observation: args.obs } : {}),
+        }),
       ).to.deep.equal(want);
     });
   }

@@ -433,6 +433,26 @@ describe('decide', () => {
   });
 });
 
+describe('the account, asked only when a decision needs it', () => {
+  const unknown = (observation?: Observation): DecisionFacts => ({
+    driftReported: false,
+    clusterId: CLUSTER,
+    connection: { endpoint: ENDPOINT },
+    ...(observation ? { observation } : {}),
+  });
+  it('a Ready bucket decided from its status: no account needed', () => {
+    expect(decide(ready().build(), unknown())).to.deep.equal({ type: 'upToDate' });
+  });
+  it('a provider answer for a Full bucket (a vanished one could be an account switch): ask for it', () => {
+    expect(decide(ready().build(), unknown(absent))).to.deep.equal({ type: 'account' });
+  });
+  it('Observe reads without it', () => {
+    expect(decide(ready().withSpec({ managementPolicy: 'Observe' }).adopting('bucket-000001').build(), unknown(active))).to.deep.include({
+      type: 'mirror',
+    });
+  });
+});
+
 describe('deletion, step after step', () => {
   const facts = (observation: Observation): DecisionFacts => ({ ...connected, observation });
   it('the config moved, the bucket there is tagged as this object’s: DELETE it, then release', () => {
