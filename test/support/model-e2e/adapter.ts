@@ -19,7 +19,7 @@ import {
 import { PROVIDER_CONFIG, STORAGE_BUCKET } from '../../../operator/bucket/kinds';
 import { NAMESPACE_TAG } from '../../../operator/bucket/tags';
 import { isConflict, isNotFound } from '../../../operator/runtime/api-errors';
-import { describe, providerPatch, type ModelAction, type ObjRef } from '../model/actions';
+import { createManifest, describe, providerPatch, type ModelAction, type ObjRef } from '../model/actions';
 import { where } from '../model/invariants';
 import type { PlacedBucket } from '../model/provider';
 import { CONFIG_NAME, CREDENTIALS, type CredentialName } from '../model/world';
@@ -157,19 +157,7 @@ export class E2eRun {
         if (await this.read(a.obj)) return `${describe(a)} (no-op: exists)`;
         const target = a.adopt !== undefined ? await this.adoptTarget(a.adopt) : undefined;
         this.touched.add(this.ref(a.obj));
-        await this.stack.admin.create<StorageBucket>(STORAGE_BUCKET, {
-          apiVersion: API_VERSION,
-          kind: 'StorageBucket',
-          metadata: { name: a.obj.name, namespace: this.ns(a.obj.ns), ...(target ? { annotations: { [ADOPT_ANNOTATION]: target } } : {}) },
-          spec: {
-            region: 'us-east-1',
-            sizeGB: a.sizeGB,
-            encrypted: a.encrypted,
-            providerRef: { name: CONFIG_NAME },
-            deletionPolicy: a.deletionPolicy,
-            managementPolicy: a.policy,
-          },
-        });
+        await this.stack.admin.create<StorageBucket>(STORAGE_BUCKET, createManifest(a, this.ns(a.obj.ns), target));
         return `${describe(a)}${target ? ` -> adopt-id ${target}` : ''}`;
       }
       case 'grow':

@@ -172,11 +172,15 @@ function adoptTarget(world: ModelWorld, pick: number): string | undefined {
 }
 
 function manifest(world: ModelWorld, a: Extract<ModelAction, { type: 'create' }>): StorageBucket {
-  const target = a.adopt !== undefined ? adoptTarget(world, a.adopt) : undefined;
+  return createManifest(a, a.obj.ns, a.adopt !== undefined ? adoptTarget(world, a.adopt) : undefined);
+}
+
+/** The StorageBucket a `create` action applies, in `namespace`, adopting or observing `target` if any. */
+export function createManifest(a: Extract<ModelAction, { type: 'create' }>, namespace: string, target: string | undefined): StorageBucket {
   return {
     apiVersion: API_VERSION,
     kind: 'StorageBucket',
-    metadata: { name: a.obj.name, namespace: a.obj.ns, ...(target ? { annotations: { [ADOPT_ANNOTATION]: target } } : {}) },
+    metadata: { name: a.obj.name, namespace, ...(target ? { annotations: { [ADOPT_ANNOTATION]: target } } : {}) },
     spec: {
       region: 'us-east-1',
       sizeGB: a.sizeGB,
@@ -188,7 +192,6 @@ function manifest(world: ModelWorld, a: Extract<ModelAction, { type: 'create' }>
   };
 }
 
-/** The manifest a user would apply again: spec and the user's own annotations, no status, no key. */
 function userManifest(live: StorageBucket): StorageBucket {
   const annotations = { ...live.metadata.annotations };
   delete annotations[IDEMPOTENCY_KEY_ANNOTATION];

@@ -143,7 +143,8 @@ export class Runner {
     let rounds = 0;
     let ticks = 0;
     this.absorb();
-    for (;;) {
+    // Runs the queued keys, a poll interval apart, until none are left; a result when it never ends.
+    const drain = async (): Promise<{ quiet: false; reason: string } | undefined> => {
       while (this.queued.size > 0) {
         if (++rounds > maxRounds) return { quiet: false, reason: `still busy after ${maxRounds} rounds: ${[...this.queued].sort().join(', ')}` };
         this.advance(POLL_MS);
@@ -151,19 +152,19 @@ export class Runner {
         this.queued.clear();
         for (const k of keys) await this.step(parseKey(k));
       }
+      return undefined;
+    };
+    for (;;) {
+      const settling = await drain();
+      if (settling) return settling;
       if (++ticks > maxTicks) return { quiet: false, reason: `writes still happening after ${maxTicks} drift intervals` };
       const before = this.writes();
       this.advance(DRIFT_MS);
       for (const k of await this.world.driftScan()) this.queued.add(keyString(k));
       for (const k of this.periodic) this.queued.add(k);
       this.periodic.clear();
-      while (this.queued.size > 0) {
-        if (++rounds > maxRounds) return { quiet: false, reason: `still busy after ${maxRounds} rounds: ${[...this.queued].sort().join(', ')}` };
-        this.advance(POLL_MS);
-        const keys = [...this.queued].sort();
-        this.queued.clear();
-        for (const k of keys) await this.step(parseKey(k));
-      }
+      const afterScan = await drain();
+      if (afterScan) return afterScan;
       if (this.writes() === before) return { quiet: true };
     }
   }
