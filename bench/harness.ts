@@ -9,6 +9,7 @@ import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { loadavg, tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { KubeClient } from '../operator/runtime/client';
+import { isNotFound } from '../operator/runtime/api-errors';
 import { PROVIDER_CONFIG, SECRET, STORAGE_BUCKET } from '../operator/bucket/kinds';
 import type { KubeObject, ResourceKind } from '../operator/runtime/types';
 import type { StorageBucket } from '../operator/api/v1';
@@ -17,9 +18,31 @@ import { applyDist } from '../test/support/dist';
 import { apply, bucketManifest, providerManifests } from '../test/support/kube';
 import { startOperatorProcess, type OperatorProcess } from '../test/support/operator-process';
 import { startProviderProcess, type ProviderProcess } from '../test/support/provider-process';
-import { scrape, sum, type Sample } from '../test/support/prometheus';
+import { parsePrometheus, scrape, sum, type Sample } from '../test/support/prometheus';
 import { eventually } from '../test/support/eventually';
 import { rssMiB } from './metrics';
+import { isReady, peerServiceAccount, startPeerProcess, type ReadyRule } from './peer';
+
+/**
+ * An operator under measurement: ours (the image build under its ServiceAccount and the
+ * admission policy) or a peer started from a command template under its own ServiceAccount.
+ */
+export interface Subject {
+  /** Name in the tables. */
+  readonly name: string;
+  /** When a bucket counts as ready for this operator. */
+  readonly ready: ReadyRule;
+  /**
+   * Label of `rest_client_requests_total` that holds the request verb: ours counts LIST and
+   * WATCH apart (`verb`), controller-runtime uses the HTTP method (`method`, lists are GETs).
+   */
+  readonly verbLabel: 'verb' | 'method';
+  /** The peer's start command template; absent for ours. */
+  readonly command?: string;
+}
+
+/** Ours, as the Deployment runs it. */
+export const OURS: Subject = { name: 'ours', ready: { condition: 'Ready' }, verbLabel: 'verb' };
 
 /** Counters read from the operator and the provider at one moment. */
 export interface Reading {
@@ -28,6 +51,10 @@ export interface Reading {
   readonly apiWrites: number;
   readonly providerCalls: number;
   readonly reconciles: number;
+  /** kube-apiserver's CPU seconds so far: what the operator's traffic costs the control plane. */
+  readonly apiServerCpu: number;
+  /** kube-apiserver's time spent on requests (sum, count) by `VERB resource`, every client. */
+  readonly apiServerLatency: Record<string, { sum: number; count: number }>;
 }
 
 const NAMESPACE: ResourceKind = { group: '', version: 'v1', kind: 'Namespace', plural: 'namespaces', namespaced: false };
@@ -38,7 +65,14 @@ const VERBS = ['GET', 'LIST', 'WATCH', 'POST', 'PUT', 'PATCH', 'DELETE'] as cons
 export class Bench {
   readonly admin: KubeClient;
   operator?: OperatorProcess;
+  /** The operator that {@link startOperator} starts and the readings describe. */
+  subject: Subject = OURS;
   private nsCounter = 0;
+  private peerKubeconfig?: string;
+  /** Set: ours writes a CPU profile there at exit and a heap snapshot on SIGUSR2. */
+  profileDir?: string;
+  /** Node options added after the Deployment's NODE_OPTIONS (they win): flag experiments only. */
+  nodeOptions: readonly string[] = [];
 
   private constructor(
     readonly cp: ControlPlane,
@@ -107,7 +141,7 @@ export class Bench {
     await eventually(
       async () => {
         const { items } = await this.admin.list<StorageBucket>(STORAGE_BUCKET, { limit: 1000 });
-        const ready = items.filter((b) => b.status?.conditions?.some((c) => c.type === 'Ready' && c.status === 'True')).length;
+        const ready = items.filter((b) => isReady(this.subject.ready, b)).length;
         // A long converge shows its progress, so a stall is told from slowness while it runs.
         if (Date.now() - printed >= 30_000) {
           printed = Date.now();
@@ -127,8 +161,7 @@ export class Bench {
   async waitReady(ns: string, name: string, timeoutMs: number): Promise<void> {
     await eventually(
       async () => {
-        const b = await this.admin.get<StorageBucket>(STORAGE_BUCKET, ns, name);
-        return b.status?.conditions?.some((c) => c.type === 'Ready' && c.status === 'True') === true;
+        return isReady(this.subject.ready, await this.admin.get<StorageBucket>(STORAGE_BUCKET, ns, name));
       },
       { description: `${ns}/${name} Ready`, timeoutMs, intervalMs: 100 },
     );
@@ -148,6 +181,24 @@ export class Bench {
 
   /** Starts the operator process (info logs, to keep logging cost realistic); default provider limits unless given. */
   async startOperator(maxConcurrent: number, providerQps?: number): Promise<OperatorProcess> {
+    if (this.subject.command !== undefined) {
+      this.peerKubeconfig ??= await peerServiceAccount(this.cp);
+      // The provider's own default limit when none is given, as ours gets its flag defaults.
+      const qps = providerQps ?? 20;
+      this.operator = await startPeerProcess(
+        this.subject.command,
+        {
+          kubeconfig: this.peerKubeconfig,
+          'provider-url': this.provider.url,
+          'provider-key': this.provider.apiKey,
+          workers: String(maxConcurrent),
+          'provider-qps': String(qps),
+          'provider-burst': String(qps * 2),
+        },
+        this.operatorLog,
+      );
+      return this.operator;
+    }
     const qps: Record<string, string> = providerQps ? { 'provider-qps': String(providerQps), 'provider-burst': String(providerQps * 2) } : {};
     this.operator = await startOperatorProcess({
       kubeconfig: this.saKubeconfig,
@@ -155,6 +206,10 @@ export class Bench {
       pollInterval: '3s',
       driftInterval: '60s',
       flags: { 'max-concurrent-reconciles': String(maxConcurrent), 'log-level': 'info', ...qps },
+      nodeArgs: [
+        ...this.nodeOptions,
+        ...(this.profileDir ? ['--cpu-prof', `--cpu-prof-dir=${this.profileDir}`, '--heapsnapshot-signal=SIGUSR2', `--diagnostic-dir=${this.profileDir}`] : []),
+      ],
     });
     return this.operator;
   }
@@ -174,7 +229,7 @@ export class Bench {
   /** Number of buckets in `ns` and how many are Ready. */
   async count(ns: string): Promise<{ total: number; ready: number }> {
     const { items } = await this.admin.list<StorageBucket>(STORAGE_BUCKET, { namespace: ns, limit: 500 });
-    const ready = items.filter((b) => b.status?.conditions?.some((c) => c.type === 'Ready' && c.status === 'True')).length;
+    const ready = items.filter((b) => isReady(this.subject.ready, b)).length;
     return { total: items.length, ready };
   }
 
@@ -212,10 +267,22 @@ export class Bench {
     await this.cp.kubectl(['delete', 'namespace', ns, '--wait=false']);
   }
 
-  /** Deletes every bucket in `ns`; resolves with the ms until none is left in Kubernetes. */
+  /**
+   * Deletes every bucket in `ns`, 20 DELETEs in flight as `createBuckets` creates them;
+   * resolves with the ms from the first DELETE until none is left in Kubernetes. Not `kubectl
+   * delete --all`, which sends one DELETE after another and at 10,000 sets the pace itself, nor
+   * one DeleteCollection, which the API server gives up on after 60 s at a few thousand.
+   */
   async deleteAll(ns: string, timeoutMs: number): Promise<number> {
+    const { items } = await this.admin.list<StorageBucket>(STORAGE_BUCKET, { namespace: ns, limit: 1000 });
+    const names = items.map((b) => b.metadata.name ?? '');
     const t0 = Date.now();
-    await this.cp.kubectl(['delete', 'sbucket', '--all', '-n', ns, '--wait=false']);
+    await inFlight(names.length, 20, async (i) => {
+      await this.admin.delete(STORAGE_BUCKET, ns, names[i] ?? '').catch((err: unknown) => {
+        // Already gone is what was asked for.
+        if (!isNotFound(err)) throw err;
+      });
+    });
     await eventually(async () => (await this.count(ns)).total === 0, {
       description: `buckets in ${ns} to be gone`,
       timeoutMs,
@@ -224,18 +291,33 @@ export class Bench {
     return Date.now() - t0;
   }
 
-  /** Buckets the provider still holds for `ns` (one provider call, made by the harness). */
-  async leftAtProvider(ns: string): Promise<number> {
-    return (await this.provider.buckets(ns)).length;
+  /**
+   * Buckets the provider still holds, in every account and namespace (a peer may not tag its
+   * buckets with their namespace); scenarios leave none behind, so any is an orphan.
+   */
+  async leftAtProvider(): Promise<number> {
+    return (await this.provider.buckets()).length;
   }
 
   /** Counters at this moment. */
   async read(): Promise<Reading> {
     const samples: Sample[] = this.operator ? await scrape(this.operator.metricsUrl) : [];
     const apiByVerb: Record<string, number> = {};
-    for (const v of VERBS) apiByVerb[v] = sum(samples, 'rest_client_requests_total', { verb: v });
+    for (const v of VERBS) apiByVerb[v] = sum(samples, 'rest_client_requests_total', { [this.subject.verbLabel]: v });
+    const server = parsePrometheus((await this.cp.kubectl(['get', '--raw', '/metrics'])).stdout);
+    const apiServerLatency: Record<string, { sum: number; count: number }> = {};
+    for (const smp of server) {
+      const m = /^apiserver_request_duration_seconds_(sum|count)$/.exec(smp.name);
+      if (!m || !['storagebuckets', 'secrets', 'services', 'events', 'leases'].includes(smp.labels['resource'] ?? '')) continue;
+      const k = `${smp.labels['verb'] ?? ''} ${smp.labels['resource'] ?? ''}`;
+      const e = (apiServerLatency[k] ??= { sum: 0, count: 0 });
+      if (m[1] === 'sum') e.sum += smp.value;
+      else e.count += smp.value;
+    }
     return {
       at: Date.now(),
+      apiServerCpu: sum(server, 'process_cpu_seconds_total'),
+      apiServerLatency,
       apiByVerb,
       apiWrites: (apiByVerb['POST'] ?? 0) + (apiByVerb['PUT'] ?? 0) + (apiByVerb['PATCH'] ?? 0) + (apiByVerb['DELETE'] ?? 0),
       providerCalls: (await this.provider.stats()).total,
@@ -265,8 +347,13 @@ export async function inFlight(n: number, concurrency: number, task: (i: number)
 export function delta(a: Reading, b: Reading): Reading {
   const apiByVerb: Record<string, number> = {};
   for (const k of Object.keys(b.apiByVerb)) apiByVerb[k] = (b.apiByVerb[k] ?? 0) - (a.apiByVerb[k] ?? 0);
+  const apiServerLatency: Record<string, { sum: number; count: number }> = {};
+  for (const [k, v] of Object.entries(b.apiServerLatency))
+    apiServerLatency[k] = { sum: v.sum - (a.apiServerLatency[k]?.sum ?? 0), count: v.count - (a.apiServerLatency[k]?.count ?? 0) };
   return {
     at: b.at - a.at,
+    apiServerCpu: b.apiServerCpu - a.apiServerCpu,
+    apiServerLatency,
     apiByVerb,
     apiWrites: b.apiWrites - a.apiWrites,
     providerCalls: b.providerCalls - a.providerCalls,

@@ -9,14 +9,26 @@
  *                    [--unrelated-secrets 10000] [--unrelated-secret-kib 10] [--delete-up-to 2000]
  *                    [--tenants 1000] [--buckets-per-tenant 10] [--tenants-in-flight 10]
  *                    [--noisy-buckets 5000] [--quiet-probes 5]
+ *                    [--peer-build ../shared/peers/seed-go | --peer-command '<template>']
+ *                    [--peer-name seed-go] [--peer-ready phase=Active]
+ *                    [--profile-dir DIR] [--node-options '<V8 flags for ours>']
  *
  * Scenarios: bulk, backlog, secrets (the default set), tenants, noisy.
+ *
+ * Side by side: with --peer-build (a Go peer built by bench/build-peer.sh, started with its
+ * README's flags) or --peer-command (any start command; placeholders {kubeconfig},
+ * {metrics-port}, {health-port}, {provider-url}, {provider-key}, {workers}, {provider-qps},
+ * {provider-burst}), the bulk and backlog scenarios run for ours and then for the peer on the
+ * same control plane and provider, and a table of ratios (ours / peer) follows the figures.
  */
 import { mkdirSync, writeFileSync } from 'node:fs';
 import { cpus, loadavg, totalmem } from 'node:os';
 import { join } from 'node:path';
 import { parseArgs } from 'node:util';
-import { Bench } from './harness';
+import { execFileSync } from 'node:child_process';
+import { Bench, OURS, type Subject } from './harness';
+import { ratios } from './compare';
+import { parseReadyRule, SEED_GO_TEMPLATE } from './peer';
 import { backlog, bulkCreate, unrelatedSecrets, type Figures, type ScenarioSettings } from './scenarios';
 import { noisyNeighbour, tenants } from './tenants';
 
@@ -31,12 +43,18 @@ const { values } = parseArgs({
     workers: { type: 'string', default: '8' },
     'unrelated-secrets': { type: 'string', default: '10000' },
     'unrelated-secret-kib': { type: 'string', default: '10' },
-    'delete-up-to': { type: 'string', default: '2000' },
+    'delete-up-to': { type: 'string', default: '100000' },
     tenants: { type: 'string', default: '1000' },
     'buckets-per-tenant': { type: 'string', default: '10' },
     'tenants-in-flight': { type: 'string', default: '10' },
     'noisy-buckets': { type: 'string', default: '5000' },
     'quiet-probes': { type: 'string', default: '5' },
+    'peer-build': { type: 'string' },
+    'profile-dir': { type: 'string' },
+    'node-options': { type: 'string' },
+    'peer-command': { type: 'string' },
+    'peer-name': { type: 'string', default: 'peer' },
+    'peer-ready': { type: 'string', default: 'phase=Active' },
   },
 });
 const list = (s: string) =>
@@ -58,7 +76,23 @@ const settings: ScenarioSettings = {
 interface Row {
   readonly scenario: string;
   readonly n: number;
+  /** Which operator the figures are of. */
+  readonly subject: string;
   readonly figures: Figures;
+}
+
+/** The peer from the command line, if any: built from a directory, or a start command. */
+function peerSubject(): Subject | undefined {
+  let command = values['peer-command'];
+  let name = values['peer-name'];
+  if (values['peer-build'] !== undefined) {
+    const out = execFileSync('bash', [join(__dirname, 'build-peer.sh'), values['peer-build']], { encoding: 'utf8', stdio: ['ignore', 'pipe', 'inherit'] });
+    const binary = out.trim().split('\n').pop() ?? '';
+    command ??= SEED_GO_TEMPLATE.replace('{binary}', binary);
+    if (name === 'peer') name = 'seed-go';
+  }
+  if (command === undefined) return undefined;
+  return { name, ready: parseReadyRule(values['peer-ready']), verbLabel: 'method', command };
 }
 
 async function main(): Promise<void> {
@@ -71,6 +105,17 @@ async function main(): Promise<void> {
   const loadAtStart = load();
   console.log(`bench ${started.toISOString()}: scenarios ${[...scenarios].join(',')}; provider delay ${providerDelayMs} ms; load ${loadAtStart}`);
   const rows: Row[] = [];
+  const peer = peerSubject();
+  // Ours first, then the peer, for each scenario and size: the two see the same cluster state.
+  const subjects: Subject[] = peer ? [OURS, peer] : [OURS];
+  const each = async (scenario: string, n: number, run: () => Promise<Figures>) => {
+    for (const subject of subjects) {
+      bench.subject = subject;
+      console.log(`--- ${scenario} n=${n}: ${subject.name}`);
+      rows.push({ scenario, n, subject: subject.name, figures: await run() });
+    }
+    bench.subject = OURS;
+  };
   const tenantCount = Number(values.tenants);
   // One provider account per tenant; the noisy and the quiet tenant need two.
   const accounts = Math.max(scenarios.has('tenants') ? tenantCount : 0, scenarios.has('noisy') ? 2 : 0);
@@ -80,28 +125,32 @@ async function main(): Promise<void> {
   const operatorLog = join(__dirname, 'results', `bench-${stamp}.operator.log`);
   console.log(`operator log: ${operatorLog}`);
   const bench = await Bench.start(providerDelayMs, accounts, operatorLog);
+  if (values['profile-dir'] !== undefined) bench.profileDir = values['profile-dir'];
+  // Experiments with V8 flags before they go into the Deployment; the figures say which ran.
+  if (values['node-options'] !== undefined) bench.nodeOptions = values['node-options'].split(/\s+/).filter(Boolean);
   try {
     if (scenarios.has('bulk'))
-      for (const n of list(values.sizes)) rows.push({ scenario: 'bulk create', n, figures: await bulkCreate(bench, n, settings) });
+      for (const n of list(values.sizes)) await each('bulk create', n, () => bulkCreate(bench, n, settings));
     if (scenarios.has('backlog'))
-      for (const n of list(values['backlog-sizes'])) rows.push({ scenario: 'backlog', n, figures: await backlog(bench, n, settings) });
+      for (const n of list(values['backlog-sizes'])) await each('backlog', n, () => backlog(bench, n, settings));
     if (scenarios.has('tenants')) {
       const t = {
         tenants: tenantCount,
         bucketsPerTenant: Number(values['buckets-per-tenant']),
         tenantsInFlight: Number(values['tenants-in-flight']),
       };
-      rows.push({ scenario: 'tenants', n: t.tenants * t.bucketsPerTenant, figures: await tenants(bench, t, settings) });
+      rows.push({ scenario: 'tenants', n: t.tenants * t.bucketsPerTenant, subject: OURS.name, figures: await tenants(bench, t, settings) });
     }
     if (scenarios.has('noisy')) {
       const t = { noisyBuckets: Number(values['noisy-buckets']), quietProbes: Number(values['quiet-probes']) };
-      rows.push({ scenario: 'noisy neighbour', n: t.noisyBuckets, figures: await noisyNeighbour(bench, t, settings) });
+      rows.push({ scenario: 'noisy neighbour', n: t.noisyBuckets, subject: OURS.name, figures: await noisyNeighbour(bench, t, settings) });
     }
     if (scenarios.has('secrets')) {
       const count = Number(values['unrelated-secrets']);
       rows.push({
         scenario: 'unrelated secrets',
         n: 0,
+        subject: OURS.name,
         figures: await unrelatedSecrets(bench, count, Number(values['unrelated-secret-kib']), settings),
       });
     }
@@ -115,14 +164,19 @@ async function main(): Promise<void> {
   );
   console.log(`load average (1, 5, 15 min): ${loadAtStart} at start, ${loadAtEnd} at end; argv: ${process.argv.slice(2).join(' ')}`);
   for (const row of rows) {
-    console.log(`\n${row.scenario} n=${row.n}`);
+    console.log(`\n${row.scenario} n=${row.n} (${row.subject})`);
     for (const [k, v] of Object.entries(row.figures)) console.log(`  ${k.padEnd(40)} ${v}`);
+  }
+  const compared = peer ? ratios(rows, OURS.name, peer.name) : [];
+  for (const c of compared) {
+    console.log(`\n${c.scenario} n=${c.n}: ${OURS.name} / ${peer?.name ?? ''}`);
+    for (const r of c.figures) console.log(`  ${r.figure.padEnd(40)} ${String(r.ours).padStart(10)} ${String(r.peer).padStart(10)}   ${r.ratio.toFixed(2)}x`);
   }
   const file = join(__dirname, 'results', `bench-${stamp}.json`);
   writeFileSync(
     file,
     JSON.stringify(
-      { started, machine, load: { start: loadAtStart, end: loadAtEnd }, argv: process.argv.slice(2), providerDelayMs, settings, rows },
+      { started, machine, load: { start: loadAtStart, end: loadAtEnd }, argv: process.argv.slice(2), providerDelayMs, settings, rows, compared },
       null,
       2,
     ),

@@ -17,10 +17,7 @@ export interface ScenarioSettings {
   readonly convergeProviderQps: number;
   /** Length of the steady-state window. */
   readonly steadySeconds: number;
-  /**
-   * Largest N whose deletion is measured. `kubectl delete --all` sends one DELETE at a time,
-   * so above a few thousand it, not the operator, sets the pace (10,000 take about 30 min).
-   */
+  /** Largest N whose deletion is measured (larger ones are left for the next scenario to share the cluster with). */
   readonly deleteUpTo: number;
 }
 
@@ -35,7 +32,19 @@ export function perBucket(d: Reading, n: number, prefix = ''): Figures {
     [`${prefix}api GET/bucket`]: round((d.apiByVerb['GET'] ?? 0) / n),
     [`${prefix}provider calls/bucket`]: round(d.providerCalls / n),
     [`${prefix}reconciles/bucket`]: round(d.reconciles / n),
+    [`${prefix}api server CPU s`]: round(d.apiServerCpu, 1),
+    ...serverLatency(d, prefix),
   };
+}
+
+/** Mean kube-apiserver time of the write verbs on the objects an operator writes, in ms. */
+function serverLatency(d: Reading, prefix: string): Figures {
+  const out: Figures = {};
+  for (const [k, v] of Object.entries(d.apiServerLatency)) {
+    if (v.count < 10 || !/^(POST|PUT|PATCH|DELETE|APPLY|UPDATE|CREATE)\b/.test(k)) continue;
+    out[`${prefix}server ms ${k}`] = round((v.sum / v.count) * 1000, 1);
+  }
+  return out;
 }
 
 /**
@@ -147,7 +156,7 @@ async function restartBacklog(bench: Bench, n: number, latencyNs: string, s: Sce
   return figures;
 }
 
-/** `kubectl delete --all`: time until none is left, and what it cost. */
+/** Delete all (one DeleteCollection): time until none is left, and what it cost. */
 async function deleteAll(bench: Bench, ns: string, n: number): Promise<Figures> {
   const d0 = await bench.read();
   const ms = await bench.deleteAll(ns, 60 * 60_000);
@@ -155,7 +164,7 @@ async function deleteAll(bench: Bench, ns: string, n: number): Promise<Figures> 
   const figures: Figures = {
     'delete s': round(ms / 1000, 1),
     ...perBucket(delta(d0, d1), n, 'delete '),
-    'left at provider': await bench.leftAtProvider(ns),
+    'left at provider': await bench.leftAtProvider(),
   };
   console.log(`delete n=${n}:`, JSON.stringify(figures));
   return figures;

@@ -179,12 +179,25 @@ export async function connect(deps: ConnectDeps, bucket: StorageBucket, signal?:
   if (!bucket.metadata.deletionTimestamp && !config.metadata.deletionTimestamp && !inUse) {
     throw new ConnectError(Reason.ProviderConfigNotReady, `BucketProviderConfig ${namespace}/${configName} is not yet marked in use`);
   }
+  // The same config and Secret objects (a watch event replaces them, never edits them) give
+  // the same connection: every reconcile connects, and the checks below, the key's decoding
+  // and the account hash were a visible share of a reconcile's CPU.
+  const secretRef = { namespace, name: config.spec.secretRef.name };
+  const known = connections.get(config);
+  if (known && known.secret !== undefined && known.secret === deps.secrets.cache.get(secretRef) && known.clients === deps.clients) return known.connection;
   // Checked for deletions too: the API key is never sent in clear or to a metadata service.
   const problem = endpointProblem(config.spec, { allowLinkLocal: deps.clients.allowLinkLocalEndpoints });
   if (problem) throw new ConnectError(Reason.InvalidProviderConfig, `BucketProviderConfig ${namespace}/${configName}: ${problem}`);
+  const secret = deps.secrets.cache.get(secretRef);
   const credentials = await resolveCredentials(deps.secrets, config, signal);
   if (!credentials.ok) throw new ConnectError(credentials.reason, credentials.message);
   const { apiKey } = credentials;
   const account = createHash('sha256').update(config.spec.endpoint).update('\0').update(apiKey).digest('hex').slice(0, 32);
-  return { client: deps.clients.client(config.spec.endpoint, apiKey), endpoint: config.spec.endpoint, config, account };
+  const connection: Connection = { client: deps.clients.client(config.spec.endpoint, apiKey), endpoint: config.spec.endpoint, config, account };
+  // Only a connection made from a cached Secret is kept: one found by a GET has no object to compare.
+  if (secret !== undefined) connections.set(config, { secret, clients: deps.clients, connection });
+  return connection;
 }
+
+/** Connections by the config object they were made from (see connect()). */
+const connections = new WeakMap<BucketProviderConfig, { readonly secret: V1Secret | undefined; readonly clients: ProviderClients; readonly connection: Connection }>();

@@ -18,7 +18,7 @@ import {
   RECONCILE_REQUESTED_ANNOTATION,
   StorageBucketSpec,
   formatFieldErrors,
-  validate,
+  validateCached,
 } from '../api/v1';
 import type { ProviderBucket, UpdateBucketRequest } from '../provider-client';
 import { findCondition, type Condition } from '../runtime';
@@ -248,7 +248,7 @@ function beforeConnect(bucket: StorageBucket): Step | undefined {
     return { type: 'removeFinalizer', why: 'orphan' };
   }
   if (!deleting) {
-    const errors = validate(StorageBucketSpec, bucket.spec);
+    const errors = validateCached(StorageBucketSpec, bucket.spec);
     if (errors.length > 0) return { type: 'blocked', reason: Reason.InvalidSpec, message: formatFieldErrors('spec', errors) };
   }
   return undefined;

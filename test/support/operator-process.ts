@@ -9,7 +9,7 @@
  * env, for a quick inner loop after an edit; `npm test` clears it (package.json).
  */
 import { spawn, type ChildProcess } from 'node:child_process';
-import { appendFileSync, readFileSync } from 'node:fs';
+import { closeSync, openSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { randomBytes } from 'node:crypto';
 import { freePort } from './ports';
@@ -39,6 +39,8 @@ export interface OperatorProcessOptions {
    * @default a fresh name per call
    */
   readonly podName?: string;
+  /** Node options before the script (profiling in bench/; the Deployment passes none). */
+  readonly nodeArgs?: readonly string[];
 }
 
 /** A running operator process. */
@@ -109,10 +111,16 @@ export async function startOperatorProcess(opts: OperatorProcessOptions): Promis
     opts.podName ?? `bucketoperator-local-${randomBytes(4).toString('hex')}`,
   );
   // Only the container's environment, as in a Pod: nothing of the test runner's leaks in.
-  const child: ChildProcess = spawn(file, argv, { cwd, env, stdio: ['ignore', 'pipe', 'pipe'] });
-  const sink = (chunk: Buffer) => appendFileSync(opts.logFile, chunk);
-  child.stdout?.on('data', sink);
-  child.stderr?.on('data', sink);
+  // The log file itself as stdout and stderr (O_APPEND, so restarts add to it), as a container
+  // runtime drains a Pod's output: through a pipe read by this busy process, the operator's
+  // synchronous log writes would block whenever the reader fell behind.
+  const out = openSync(opts.logFile, 'a');
+  let child: ChildProcess;
+  try {
+    child = spawn(file, [...(opts.nodeArgs ?? []), ...argv], { cwd, env, stdio: ['ignore', out, out] });
+  } finally {
+    closeSync(out);
+  }
   let exited = false;
   const exit = new Promise<void>((r) =>
     child.once('exit', () => {
