@@ -25,14 +25,15 @@ const JOB = 'render';
 type Deployment = { kind: string; spec: { template: { spec: { containers: { image: string }[] } } } };
 
 /**
- * The environment a fresh runner would have: no npm variables of the mocha run and no
- * node_modules/.bin of this repository on PATH, so a tool the example forgot to install fails
- * instead of being borrowed from here.
+ * The environment a fresh runner would have: none of the variables npm gives the mocha run's
+ * script (lower-case npm_*; an NPM_CONFIG_* set on purpose stays) and no node_modules/.bin of
+ * this repository on PATH, so a tool the example forgot to install fails instead of being
+ * borrowed from here.
  */
 function runnerEnv(): NodeJS.ProcessEnv {
   const env: NodeJS.ProcessEnv = {};
   for (const [k, v] of Object.entries(process.env)) {
-    if (!/^npm_/i.test(k) && k !== 'INIT_CWD') env[k] = v;
+    if (!k.startsWith('npm_') && k !== 'INIT_CWD') env[k] = v;
   }
   env['PATH'] = (process.env['PATH'] ?? '')
     .split(delimiter)
