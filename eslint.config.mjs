@@ -22,6 +22,15 @@ export default tseslint.config(
     },
   },
   {
+    // examples/ci is a user's repository: its own tsconfig.json resolves `bucketoperator` from an
+    // installed package, which this checkout does not have. The root tsconfig maps the name to
+    // infra/ (typecheck reads the example that way), so lint types the example through it too.
+    files: ['examples/ci/**/*.ts'],
+    languageOptions: {
+      parserOptions: { projectService: false, project: './tsconfig.json', tsconfigRootDir: import.meta.dirname },
+    },
+  },
+  {
     files: ['operator/runtime/**/*.ts'],
     rules: {
       'no-restricted-imports': [

@@ -4,6 +4,9 @@
 #   promtool  from Debian's prometheus package (`check rules`, `test rules`)
 #   celeval   test/support/celeval built with cel-go (Flux evaluates healthCheckExprs with it)
 #   tmux      Debian's tmux, the terminal the kubectl plugin's end-to-end test draws its tree in
+#   actionlint  test/support/actionlint's pinned rhysd/actionlint, built from the Go module proxy
+#               (checks examples/ci's GitHub Actions workflow)
+#   shellcheck  Debian's shellcheck, which actionlint runs on every `run:` script it finds on PATH
 #
 #   bash scripts/install-test-tools.sh        (run by `npm run test:unit`)
 #
@@ -104,4 +107,35 @@ if [[ ! -x "$celeval" ]]; then
   (cd "$src" && GOWORK=off CGO_ENABLED=0 GOFLAGS=-mod=readonly go build -o "$celeval.tmp" .)
   mv "$celeval.tmp" "$celeval"
   log "celeval ready in $((SECONDS - started))s"
+fi
+
+# actionlint: built from the version test/support/actionlint/go.mod pins, and cached by that
+# version (test/support/test-tools.ts reads the same line).
+src="$repo/test/support/actionlint"
+version="$(sed -nE 's|^[[:space:]]*github.com/rhysd/actionlint (v[^ ]+).*|\1|p' "$src/go.mod")"
+[[ -n "$version" ]] || die "$src/go.mod requires no github.com/rhysd/actionlint version"
+actionlint="$tools/actionlint/$version/actionlint"
+if [[ ! -x "$actionlint" ]]; then
+  command -v go >/dev/null 2>&1 || die "Go is needed to build actionlint (it is needed for the control plane too)"
+  started=$SECONDS
+  log "building actionlint $version into $actionlint"
+  mkdir -p "$(dirname "$actionlint")"
+  (cd "$src" && GOWORK=off CGO_ENABLED=0 GOFLAGS=-mod=readonly go build -o "$actionlint.tmp" github.com/rhysd/actionlint/cmd/actionlint)
+  mv "$actionlint.tmp" "$actionlint"
+  log "actionlint ready in $((SECONDS - started))s"
+fi
+
+# shellcheck: Debian's build is dynamically linked to libffi and libgmp, which are unpacked beside it and
+# found through the wrapper, as tmux's libraries are.
+if ! "$bin/shellcheck" --version >/dev/null 2>&1; then
+  started=$SECONDS
+  unpack_debs "$tools/shellcheck" shellcheck libffi8 libgmp10
+  libdirs="$(find "$tools/shellcheck" -name '*.so*' -printf '%h\n' | sort -u | tr '\n' ':')"
+  cat >"$bin/shellcheck" <<WRAPPER
+#!/bin/sh
+LD_LIBRARY_PATH="${libdirs%:}\${LD_LIBRARY_PATH:+:\$LD_LIBRARY_PATH}" exec "$tools/shellcheck/usr/bin/shellcheck" "\$@"
+WRAPPER
+  chmod +x "$bin/shellcheck"
+  "$bin/shellcheck" --version >/dev/null 2>&1 || die "the unpacked shellcheck does not run"
+  log "shellcheck ready in $((SECONDS - started))s"
 fi

@@ -6,7 +6,7 @@
  */
 import { expect } from 'chai';
 import { execFile } from 'node:child_process';
-import { mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
@@ -15,6 +15,7 @@ import { CHART_IDS } from '../../infra/app';
 import { REPO_ROOT } from '../../infra/generate';
 import type { ControlPlane } from '../support/control-plane';
 import { kubectlOk } from '../support/kube';
+import { lockedVersion, npmInstall, packedTarball, sh } from '../support/packed';
 import { freshNamespace, sharedControlPlane } from './setup';
 
 const run = promisify(execFile);
@@ -22,24 +23,6 @@ type Obj = { kind: string; metadata: { name: string; namespace?: string } } & Re
 
 const CLUSTER_SCOPED = new Set(['CustomResourceDefinition', 'Namespace', 'ClusterRole', 'ClusterRoleBinding']);
 const BIN = join(REPO_ROOT, 'node_modules', '.bin');
-
-/** The versions of a package the repository's lockfile installs, so the npm cache has them. */
-function lockedVersion(name: string): string {
-  const lock = JSON.parse(readFileSync(join(REPO_ROOT, 'package-lock.json'), 'utf8')) as { packages: Record<string, { version: string }> };
-  const entry = lock.packages[`node_modules/${name}`];
-  if (!entry) throw new Error(`package-lock.json has no node_modules/${name}`);
-  return entry.version;
-}
-
-async function sh(cmd: string, args: string[], cwd: string): Promise<string> {
-  try {
-    const { stdout } = await run(cmd, args, { cwd, maxBuffer: 16 * 1024 * 1024, env: { ...process.env, NO_UPDATE_NOTIFIER: '1' } });
-    return stdout;
-  } catch (err) {
-    const e = err as { stdout?: string; stderr?: string };
-    throw new Error(`${cmd} ${args.join(' ')} failed in ${cwd}:\n${e.stdout ?? ''}${e.stderr ?? ''}`, { cause: err });
-  }
-}
 
 function readYaml(file: string): Obj[] {
   return parseAllDocuments(readFileSync(file, 'utf8')).map((d) => d.toJS() as Obj);
@@ -95,16 +78,11 @@ describe('the packed construct library in a fresh cdk8s app', function () {
     const ready = sharedControlPlane().then(async (c) => ({ c, namespace: await freshNamespace(c, 'pack') }));
     ready.catch(() => undefined); // awaited below; this only keeps an early failure from going unhandled
     tmp = mkdtempSync(join(tmpdir(), 'bucketoperator-pack-'));
-    const packDir = join(tmp, 'pack');
     appDir = join(tmp, 'app');
-    mkdirSync(packDir);
     mkdirSync(appDir);
 
     // prepack builds lib/; one tarball serves every test below.
-    await sh('npm', ['pack', '--pack-destination', packDir, '--silent'], REPO_ROOT);
-    const tgz = readdirSync(packDir).filter((f) => f.endsWith('.tgz'));
-    expect(tgz, 'npm pack output').to.have.length(1);
-    tarball = join(packDir, tgz[0] ?? '');
+    tarball = await packedTarball();
 
     const peers = ['cdk8s', 'cdk8s-plus-28', 'constructs'];
     writeFileSync(
@@ -139,7 +117,7 @@ describe('the packed construct library in a fresh cdk8s app', function () {
       ),
     );
     writeFileSync(join(appDir, 'cdk8s.yaml'), 'language: typescript\napp: node main.js\noutput: dist\n');
-    await sh('npm', ['install', '--prefer-offline', '--no-audit', '--no-fund', '--loglevel=error'], appDir);
+    await npmInstall(appDir);
 
     ({ c: cp, namespace: ns } = await ready);
     writeFileSync(join(appDir, 'main.ts'), consumerMain(ns));

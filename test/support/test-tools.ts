@@ -1,6 +1,6 @@
 /**
  * Where scripts/install-test-tools.sh puts the tools the tests run for real (lua5.1,
- * promtool, celeval, tmux), computed the same way the script does, so a test can name a missing
+ * promtool, celeval, tmux, actionlint, shellcheck), computed the same way the script does, so a test can name a missing
  * tool and the command that installs it instead of failing obscurely.
  */
 import { createHash } from 'node:crypto';
@@ -46,4 +46,17 @@ export function celeval(): string {
   for (const f of ['go.mod', 'go.sum', 'main.go']) hash.update(readFileSync(join(src, f)));
   const key = hash.digest('hex').slice(0, 16);
   return executable(join(toolsDir(), 'celeval', key, 'celeval'), 'celeval');
+}
+
+/** Debian's shellcheck (a wrapper that finds its unpacked libraries), which actionlint runs on `run:` scripts. */
+export function shellcheck(): string {
+  return executable(join(toolsDir(), 'bin', 'shellcheck'), 'shellcheck');
+}
+
+/** rhysd/actionlint at the version test/support/actionlint/go.mod pins. */
+export function actionlint(): string {
+  const goMod = readFileSync(join(REPO_ROOT, 'test', 'support', 'actionlint', 'go.mod'), 'utf8');
+  const version = /^\s*github\.com\/rhysd\/actionlint (v\S+)/m.exec(goMod)?.[1];
+  if (!version) throw new Error('test/support/actionlint/go.mod requires no github.com/rhysd/actionlint version');
+  return executable(join(toolsDir(), 'actionlint', version, 'actionlint'), `actionlint ${version}`);
 }
