@@ -208,7 +208,9 @@ export class Bench {
       flags: { 'max-concurrent-reconciles': String(maxConcurrent), 'log-level': 'info', ...qps },
       nodeArgs: [
         ...this.nodeOptions,
-        ...(this.profileDir ? ['--cpu-prof', `--cpu-prof-dir=${this.profileDir}`, '--heapsnapshot-signal=SIGUSR2', `--diagnostic-dir=${this.profileDir}`] : []),
+        ...(this.profileDir
+          ? ['--cpu-prof', `--cpu-prof-dir=${this.profileDir}`, '--heapsnapshot-signal=SIGUSR2', `--diagnostic-dir=${this.profileDir}`]
+          : []),
       ],
     });
     return this.operator;

@@ -86,7 +86,10 @@ function peerSubject(): Subject | undefined {
   let command = values['peer-command'];
   let name = values['peer-name'];
   if (values['peer-build'] !== undefined) {
-    const out = execFileSync('bash', [join(__dirname, 'build-peer.sh'), values['peer-build']], { encoding: 'utf8', stdio: ['ignore', 'pipe', 'inherit'] });
+    const out = execFileSync('bash', [join(__dirname, 'build-peer.sh'), values['peer-build']], {
+      encoding: 'utf8',
+      stdio: ['ignore', 'pipe', 'inherit'],
+    });
     const binary = out.trim().split('\n').pop() ?? '';
     command ??= SEED_GO_TEMPLATE.replace('{binary}', binary);
     if (name === 'peer') name = 'seed-go';
@@ -129,10 +132,8 @@ async function main(): Promise<void> {
   // Experiments with V8 flags before they go into the Deployment; the figures say which ran.
   if (values['node-options'] !== undefined) bench.nodeOptions = values['node-options'].split(/\s+/).filter(Boolean);
   try {
-    if (scenarios.has('bulk'))
-      for (const n of list(values.sizes)) await each('bulk create', n, () => bulkCreate(bench, n, settings));
-    if (scenarios.has('backlog'))
-      for (const n of list(values['backlog-sizes'])) await each('backlog', n, () => backlog(bench, n, settings));
+    if (scenarios.has('bulk')) for (const n of list(values.sizes)) await each('bulk create', n, () => bulkCreate(bench, n, settings));
+    if (scenarios.has('backlog')) for (const n of list(values['backlog-sizes'])) await each('backlog', n, () => backlog(bench, n, settings));
     if (scenarios.has('tenants')) {
       const t = {
         tenants: tenantCount,
@@ -170,7 +171,8 @@ async function main(): Promise<void> {
   const compared = peer ? ratios(rows, OURS.name, peer.name) : [];
   for (const c of compared) {
     console.log(`\n${c.scenario} n=${c.n}: ${OURS.name} / ${peer?.name ?? ''}`);
-    for (const r of c.figures) console.log(`  ${r.figure.padEnd(40)} ${String(r.ours).padStart(10)} ${String(r.peer).padStart(10)}   ${r.ratio.toFixed(2)}x`);
+    for (const r of c.figures)
+      console.log(`  ${r.figure.padEnd(40)} ${String(r.ours).padStart(10)} ${String(r.peer).padStart(10)}   ${r.ratio.toFixed(2)}x`);
   }
   const file = join(__dirname, 'results', `bench-${stamp}.json`);
   writeFileSync(

@@ -184,7 +184,8 @@ export async function connect(deps: ConnectDeps, bucket: StorageBucket, signal?:
   // and the account hash were a visible share of a reconcile's CPU.
   const secretRef = { namespace, name: config.spec.secretRef.name };
   const known = connections.get(config);
-  if (known && known.secret !== undefined && known.secret === deps.secrets.cache.get(secretRef) && known.clients === deps.clients) return known.connection;
+  if (known && known.secret !== undefined && known.secret === deps.secrets.cache.get(secretRef) && known.clients === deps.clients)
+    return known.connection;
   // Checked for deletions too: the API key is never sent in clear or to a metadata service.
   const problem = endpointProblem(config.spec, { allowLinkLocal: deps.clients.allowLinkLocalEndpoints });
   if (problem) throw new ConnectError(Reason.InvalidProviderConfig, `BucketProviderConfig ${namespace}/${configName}: ${problem}`);
@@ -200,4 +201,7 @@ export async function connect(deps: ConnectDeps, bucket: StorageBucket, signal?:
 }
 
 /** Connections by the config object they were made from (see connect()). */
-const connections = new WeakMap<BucketProviderConfig, { readonly secret: V1Secret | undefined; readonly clients: ProviderClients; readonly connection: Connection }>();
+const connections = new WeakMap<
+  BucketProviderConfig,
+  { readonly secret: V1Secret | undefined; readonly clients: ProviderClients; readonly connection: Connection }
+>();

@@ -230,3 +230,31 @@ describe('endpointProblem', () => {
     });
   }
 });
+
+describe('connect, reused', () => {
+  it('gives the same connection while the config and Secret objects are the same, a new one when either is replaced', async () => {
+    const config = providerConfig().inUse().build();
+    const d = deps(config);
+    try {
+      const first = await connect(d, bucket().build());
+      expect(await connect(d, bucket().build())).to.equal(first);
+      // The key rotated: the watch puts a new Secret object in the cache.
+      d.secrets.cache.upsert(credentialsSecret({ apiKey: 'rotated-key' }));
+      const rotated = await connect(d, bucket().build());
+      expect(rotated).to.not.equal(first);
+      expect(rotated.account).to.not.equal(first.account);
+      // The endpoint changed: a new config object.
+      const moved = providerConfig().inUse().build();
+      moved.spec = { ...moved.spec, endpoint: 'https://elsewhere.example.com' };
+      d.configs.upsert(moved);
+      const elsewhere = await connect(d, bucket().build());
+      expect(elsewhere.endpoint).to.equal('https://elsewhere.example.com');
+      // A config that turned bad is refused, not answered from before.
+      d.configs.upsert({ ...moved, spec: { ...moved.spec, endpoint: 'http://plain.example.com' } });
+      const refused = await connect(d, bucket().build()).catch((err: unknown) => err);
+      expect(refused).to.be.instanceOf(ConnectError);
+    } finally {
+      d.clients.close();
+    }
+  });
+});
