@@ -29,9 +29,13 @@ export class OwnedObjects {
   async ensure(bucket: StorageBucket, providerEndpoint: string, external: Pick<ProviderBucket, 'id' | 'endpoint' | 'region'>): Promise<void> {
     const access = { id: external.id, endpoint: external.endpoint, region: external.region, providerEndpoint };
     const secret = desiredSecret(bucket, access);
-    await this.ensureOne(bucket, SECRET, secret, this.d.ownedSecrets, (live) => secretNeedsApply(secret, live));
     const service = desiredService(bucket, access);
-    await this.ensureOne(bucket, SERVICE, service, this.d.services, (live) => serviceNeedsApply(service, live));
+    // Independent objects: written together, and both attempted even when one fails.
+    const results = await Promise.allSettled([
+      this.ensureOne(bucket, SECRET, secret, this.d.ownedSecrets, (live) => secretNeedsApply(secret, live)),
+      this.ensureOne(bucket, SERVICE, service, this.d.services, (live) => serviceNeedsApply(service, live)),
+    ]);
+    for (const r of results) if (r.status === 'rejected') throw r.reason;
   }
 
   /**

@@ -332,12 +332,14 @@ export class BucketReconciler implements Reconciler {
       case 'upToDate': {
         // Rewrites nothing when Synced was already True; the owned objects come from the status.
         const status = bucket.status ?? {};
-        const current = await report();
-        await this.owned.ensure(current, mustConnect(conn).endpoint, {
-          id: status.id ?? '',
-          endpoint: status.endpoint ?? '',
-          region: status.region ?? bucket.spec.region,
-        });
+        await settled(
+          report(),
+          this.owned.ensure(bucket, mustConnect(conn).endpoint, {
+            id: status.id ?? '',
+            endpoint: status.endpoint ?? '',
+            region: status.region ?? bucket.spec.region,
+          }),
+        );
         return done();
       }
 
@@ -346,9 +348,10 @@ export class BucketReconciler implements Reconciler {
       case 'mirror': {
         if (step.type === 'ready' && step.adopting && external)
           this.d.events.event(bucket, 'Normal', EventReason.AdoptedBucket, 'Adopt', `adopted provider bucket ${external.id}`);
-        // Status first: a failing owned-object write must not hide that the bucket is ready.
-        const current = await report({ external });
-        if (external) await this.owned.ensure(current, mustConnect(conn).endpoint, external);
+        // Status and owned objects at once (one round trip instead of three), each written
+        // whatever the other's fate: a failing owned-object write must not hide that the
+        // bucket is ready, nor a status conflict delay its Secret.
+        await settled(report({ external }), external ? this.owned.ensure(bucket, mustConnect(conn).endpoint, external) : undefined);
         if (step.type !== 'wait' && step.announce) {
           const note =
             step.type === 'mirror'
@@ -441,4 +444,14 @@ export class BucketReconciler implements Reconciler {
 function mustConnect(conn: Connection | undefined): Connection {
   if (!conn) throw new Error('a provider step was decided before connecting');
   return conn;
+}
+
+/**
+ * Waits for every write and then throws the first failure in argument order: writes that do
+ * not depend on each other go out together, and none is abandoned half-way because another
+ * failed first.
+ */
+async function settled(...writes: readonly (Promise<unknown> | undefined)[]): Promise<void> {
+  const results = await Promise.allSettled(writes);
+  for (const r of results) if (r.status === 'rejected') throw r.reason;
 }

@@ -239,7 +239,7 @@ describe('connect, reused', () => {
       const first = await connect(d, bucket().build());
       expect(await connect(d, bucket().build())).to.equal(first);
       // The key rotated: the watch puts a new Secret object in the cache.
-      d.secrets.cache.upsert(credentialsSecret({ apiKey: 'rotated-key' }));
+      (d.secrets.cache as IndexedCache<V1Secret>).upsert(credentialsSecret({ apiKey: 'rotated-key' }));
       const rotated = await connect(d, bucket().build());
       expect(rotated).to.not.equal(first);
       expect(rotated.account).to.not.equal(first.account);
