@@ -43,6 +43,8 @@ export class FakeStore implements ObjectWriter {
   private rv = 100;
   /** Error thrown by the next status patch, once. */
   failNextStatusPatch?: Error;
+  /** Error thrown by the next create of that kind, once. */
+  readonly failNextCreate = new Map<string, Error>();
 
   /** Stores `obj` as if created by someone else, returning the stored copy. */
   put<T extends KubeObject>(kind: string, obj: T): T {
@@ -119,6 +121,11 @@ export class FakeStore implements ObjectWriter {
   }
 
   async create(kind: ResourceKind, obj: KubeObject): Promise<void> {
+    const fail = this.failNextCreate.get(kind.kind);
+    if (fail) {
+      this.failNextCreate.delete(kind.kind);
+      throw fail;
+    }
     if (this.read(kind.kind, obj.metadata?.name ?? '', obj.metadata?.namespace ?? ''))
       throw new ApiError(409, 'AlreadyExists', `${kind.kind} already exists`);
     this.put(kind.kind, obj);

@@ -87,6 +87,36 @@ describe('BucketReconciler (orchestrator, with plain fakes)', () => {
     });
   });
 
+  describe('status and owned objects, written at once', () => {
+    /** Creates b1 and lets the provider finish it, so the next reconcile writes Ready and the owned objects. */
+    async function created(): Promise<void> {
+      world.apply(bucket().build());
+      await world.reconcile();
+      for (const [id, b] of world.provider.buckets) world.provider.buckets.set(id, { ...b, phase: 'Active' });
+    }
+
+    it('a failed Secret create still leaves the Service made and Ready written; the next pass makes the Secret', async () => {
+      await created();
+      world.store.failNextCreate.set('Secret', new ApiError(500, 'InternalError', 'etcd leader changed'));
+      expect(await outcome(world.reconcile())).to.be.instanceOf(Error);
+      expect(world.store.all('Service')).to.have.length(1);
+      expect(world.store.all('Secret')).to.have.length(0);
+      expect(condition(world.bucket(), 'Ready')).to.include({ status: 'True' });
+      await world.settle();
+      expect(world.store.all('Secret')).to.have.length(1);
+    });
+
+    it('a failed status write still leaves the Secret and Service made', async () => {
+      await created();
+      world.store.failNextStatusPatch = new ApiError(500, 'InternalError', 'etcd leader changed');
+      expect(await outcome(world.reconcile())).to.be.instanceOf(Error);
+      expect(world.store.all('Secret')).to.have.length(1);
+      expect(world.store.all('Service')).to.have.length(1);
+      await world.settle();
+      expect(condition(world.bucket(), 'Ready')).to.include({ status: 'True' });
+    });
+  });
+
   describe('failures, as classifyFailure decides', () => {
     const cases: Record<
       string,
