@@ -192,6 +192,21 @@ describe('StorageBucket conversion v1 <-> v2', () => {
       });
     });
   }
+
+  it('converts a reported size beyond what v2 accepts exactly both ways (v1 sets no upper bound)', () => {
+    const huge = bucketV1({}, { status: { sizeGB: Number.MAX_SAFE_INTEGER } });
+    const there = bucketV1ToV2(huge);
+    expect(there.status?.atProvider?.size).to.equal('9007199254740991G');
+    expect(v2.validate(v2.StorageBucketStatus, there.status)).to.not.deep.equal([]);
+    expect(bucketV2ToV1(there)).to.deep.equal(huge);
+  });
+
+  it('converts a size no schema accepts without throwing, its spelling kept', () => {
+    const odd = bucketV2({ size: '10 GB' });
+    const there = bucketV2ToV1(odd);
+    expect(there.spec.sizeGB).to.equal(0);
+    expect(there.metadata.annotations).to.deep.equal({ [SIZE]: '10 GB' });
+  });
 });
 
 describe('convert', () => {
