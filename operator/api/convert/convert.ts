@@ -22,8 +22,8 @@
  *   annotations) passes through untouched; `apiVersion` is set to the version asked for.
  * - Total on accepted data: for every object its version's schema accepts, conversion
  *   succeeds and round trips are the identity (property-tested in
- *   test/unit/api/convert-properties.test.ts). A failure is reported only for an object that
- *   is not one of these kinds and versions.
+ *   test/unit/api/convert-properties.test.ts). {@link convert} reports a failure only for an
+ *   object of another kind or version, or one its own schema would refuse.
  * - Pure: no I/O, the input is never changed; results may share nested values with it.
  *
  * Known limits: integers beyond 2^53 cannot reach these functions exactly (JSON numbers in

@@ -4,8 +4,7 @@
  * what the versions can say, so neither spoke loses anything on the way in.
  */
 import type { V1ObjectMeta } from '@kubernetes/client-node';
-import type { BucketPhase, Condition, ManagementPolicy } from '../v1';
-import type { BucketProviderConfigSpec, BucketProviderConfigStatus } from '../v1';
+import type { BucketPhase, BucketProviderConfigSpec, BucketProviderConfigStatus, Condition, ManagementPolicy } from '../v1';
 
 /** What happens to the provider bucket when its StorageBucket is deleted. */
 export type DeletionPolicy = 'Delete' | 'Orphan';
