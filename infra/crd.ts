@@ -13,8 +13,17 @@ export interface CrdManifest {
   spec: Record<string, unknown>;
 }
 
-/** Renders the CRD for `def`, labelled with `labels`. */
+/**
+ * Renders the CRD for `def`, labelled with `labels`. Refuses more than one version: their
+ * schemas differ, and without a conversion webhook (`spec.conversion`, not rendered yet) the
+ * API server would convert by rewriting `apiVersion` alone and lose fields.
+ */
 export function renderCrd(def: ApiDefinition, labels: Record<string, string> = {}): CrdManifest {
+  if (def.versions.length !== 1) {
+    throw new Error(
+      `renderCrd: ${def.kind} has ${def.versions.length} versions; serving several needs the conversion webhook, which is not rendered yet`,
+    );
+  }
   return {
     apiVersion: 'apiextensions.k8s.io/v1',
     kind: 'CustomResourceDefinition',
@@ -30,12 +39,13 @@ export function renderCrd(def: ApiDefinition, labels: Record<string, string> = {
         categories: [...def.categories],
       },
       scope: def.scope,
-      versions: def.versions.map((v) => renderVersion(def, v)),
+      versions: def.versions.map((v) => renderCrdVersion(def, v)),
     },
   };
 }
 
-function renderVersion(def: ApiDefinition, v: ApiVersionDefinition): Record<string, unknown> {
+/** Renders one entry of a CRD's `spec.versions`: version `v` of the kind `def`. */
+export function renderCrdVersion(def: ApiDefinition, v: ApiVersionDefinition): Record<string, unknown> {
   return {
     name: v.name,
     served: v.served,

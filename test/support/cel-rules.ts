@@ -20,3 +20,30 @@ export function evaluateRules(cases: readonly RuleCase[]): boolean[] {
     return r.valid;
   });
 }
+
+/** A rule of a schema node, as written in `x-kubernetes-validations`. */
+interface SchemaRule {
+  readonly rule: string;
+  readonly message?: string;
+}
+
+/**
+ * Every rule of `schema` paired with the value `self` binds to in `value`, as the API server
+ * evaluates them on a create: rules of absent fields do not run, and transition rules (those
+ * naming `oldSelf`) only run on updates, so both are left out.
+ */
+export function rulesOf(schema: unknown, value: unknown): RuleCase[] {
+  if (value === undefined || typeof schema !== 'object' || schema === null) return [];
+  const node = schema as Record<string, unknown>;
+  const own = ((node['x-kubernetes-validations'] as SchemaRule[] | undefined) ?? [])
+    .filter((r) => !/\boldSelf\b/.test(r.rule))
+    .map((r) => ({ rule: r.rule, self: value }));
+  const children: RuleCase[] = [];
+  if (Array.isArray(value)) {
+    for (const item of value) children.push(...rulesOf(node['items'], item));
+  } else if (typeof value === 'object' && value !== null) {
+    const properties = (node['properties'] as Record<string, unknown> | undefined) ?? {};
+    for (const [key, child] of Object.entries(properties)) children.push(...rulesOf(child, (value as Record<string, unknown>)[key]));
+  }
+  return [...own, ...children];
+}

@@ -58,6 +58,15 @@ export const CREATE_TARGET_ANNOTATION = `${GROUP}/create-target`;
  */
 export const RECONCILE_REQUESTED_ANNOTATION = `${GROUP}/reconcile-requested-at`;
 
+/**
+ * Written on a v1 StorageBucket by the conversion from v2 (operator/api/convert) when its v2
+ * form holds what v1 cannot: a `spec.forProvider.size` not written `<sizeGB>G` (e.g. `1500Mi`,
+ * served as `sizeGB: 2`). Reading the object as v2 gives that size back and drops the
+ * annotation. After an edit of `sizeGB` through v1 the value no longer rounds up to it: v2
+ * then shows `<sizeGB>G`, and the old value as an ordinary annotation until someone removes it.
+ */
+export const V2_SIZE_ANNOTATION = `${GROUP}/v2-size`;
+
 /** Label on owned objects naming the StorageBucket they belong to. */
 export const BUCKET_NAME_LABEL = `${GROUP}/bucket`;
 
