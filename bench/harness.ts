@@ -5,7 +5,7 @@
  * readings a scenario takes: operator API requests by verb, provider calls, reconciles.
  */
 import { randomBytes } from 'node:crypto';
-import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { mkdtempSync, readdirSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import { loadavg, tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { KubeClient } from '../operator/runtime/client';
@@ -214,6 +214,23 @@ export class Bench {
       ],
     });
     return this.operator;
+  }
+
+  /** Has ours write a heap snapshot into the profile directory and waits until it is complete. */
+  async heapSnapshot(): Promise<void> {
+    const dir = this.profileDir;
+    const pid = this.operator?.pid;
+    if (dir === undefined || !pid) return;
+    const before = new Set(readdirSync(dir));
+    process.kill(pid, 'SIGUSR2');
+    await eventually(
+      () => {
+        const fresh = readdirSync(dir).filter((f) => f.endsWith('.heapsnapshot') && !before.has(f));
+        // V8 writes the file in one go and closes it; a size that holds for a poll means done.
+        return fresh.length > 0 && fresh.every((f) => statSync(join(dir, f)).size > 0 && Date.now() - statSync(join(dir, f)).mtimeMs > 2000);
+      },
+      { description: 'the heap snapshot to be written', timeoutMs: 120_000, intervalMs: 500 },
+    );
   }
 
   async stopOperator(): Promise<void> {

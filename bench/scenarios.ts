@@ -110,6 +110,8 @@ async function steady(bench: Bench, pid: number, n: number, seconds: number): Pr
   const s0 = await bench.read();
   await sleep(seconds * 1000);
   const s1 = await bench.read();
+  // With --profile-dir: a heap snapshot of N Ready buckets at rest (bench/heapsnapshot.ts reads it).
+  if (bench.profileDir !== undefined && bench.subject.command === undefined) await bench.heapSnapshot();
   const d = delta(s0, s1);
   const perHour = 3600 / seconds;
   const figures: Figures = {
