@@ -73,6 +73,8 @@ export class Bench {
   profileDir?: string;
   /** Node options added after the Deployment's NODE_OPTIONS (they win): flag experiments only. */
   nodeOptions: readonly string[] = [];
+  /** Operator flags for ours beyond the Deployment's (local-only ones, see deployment-invocation.ts). */
+  oursFlags: Readonly<Record<string, string>> = {};
 
   private constructor(
     readonly cp: ControlPlane,
@@ -205,7 +207,7 @@ export class Bench {
       logFile: this.operatorLog,
       pollInterval: '3s',
       driftInterval: '60s',
-      flags: { 'max-concurrent-reconciles': String(maxConcurrent), 'log-level': 'info', ...qps },
+      flags: { 'max-concurrent-reconciles': String(maxConcurrent), 'log-level': 'info', ...qps, ...this.oursFlags },
       nodeArgs: [
         ...this.nodeOptions,
         ...(this.profileDir

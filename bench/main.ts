@@ -11,7 +11,7 @@
  *                    [--noisy-buckets 5000] [--quiet-probes 5]
  *                    [--peer-build ../shared/peers/seed-go | --peer-command '<template>']
  *                    [--peer-name seed-go] [--peer-ready phase=Active]
- *                    [--profile-dir DIR] [--node-options '<V8 flags for ours>']
+ *                    [--profile-dir DIR] [--node-options '<V8 flags for ours>'] [--ours-flag name=value ...]
  *
  * Scenarios: bulk, backlog, secrets (the default set), tenants, noisy.
  *
@@ -52,6 +52,7 @@ const { values } = parseArgs({
     'peer-build': { type: 'string' },
     'profile-dir': { type: 'string' },
     'node-options': { type: 'string' },
+    'ours-flag': { type: 'string', multiple: true },
     'peer-command': { type: 'string' },
     'peer-name': { type: 'string', default: 'peer' },
     'peer-ready': { type: 'string', default: 'phase=Active' },
@@ -130,6 +131,12 @@ async function main(): Promise<void> {
   const bench = await Bench.start(providerDelayMs, accounts, operatorLog);
   if (values['profile-dir'] !== undefined) bench.profileDir = values['profile-dir'];
   // Experiments with V8 flags before they go into the Deployment; the figures say which ran.
+  bench.oursFlags = Object.fromEntries(
+    (values['ours-flag'] ?? []).map((f) => {
+      const eq = f.indexOf('=');
+      return eq < 0 ? [f, 'true'] : [f.slice(0, eq), f.slice(eq + 1)];
+    }),
+  );
   if (values['node-options'] !== undefined) bench.nodeOptions = values['node-options'].split(/\s+/).filter(Boolean);
   try {
     if (scenarios.has('bulk')) for (const n of list(values.sizes)) await each('bulk create', n, () => bulkCreate(bench, n, settings));

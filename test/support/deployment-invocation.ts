@@ -47,6 +47,7 @@ export const LOCAL_ONLY_FLAGS: Readonly<Record<string, string>> = {
   'leader-election-id': 'runs sharing one control plane need Leases of their own',
   'provider-qps': 'benchmarks raise the provider rate limit',
   'provider-burst': 'benchmarks raise the provider rate limit',
+  'kube-api-http2': 'benchmarks compare the protocols to the API server',
 };
 
 /** What a local run changes. */
