@@ -5,13 +5,10 @@
  * process runs under its own ServiceAccount with the RBAC the peer's README lists, because our
  * admission policy binds only ours.
  */
-import { spawn, type ChildProcess } from 'node:child_process';
-import { closeSync, openSync, readFileSync } from 'node:fs';
 import type { StorageBucket } from '../operator/api/v1';
 import type { ControlPlane } from '../test/support/control-plane';
-import { eventually } from '../test/support/eventually';
 import { apply } from '../test/support/kube';
-import type { OperatorProcess } from '../test/support/operator-process';
+import { startLoggedProcess, type OperatorProcess } from '../test/support/operator-process';
 import { freePort } from '../test/support/ports';
 
 /** The values a start command's placeholders stand for. */
@@ -112,39 +109,17 @@ export async function startPeerProcess(
   values: Omit<PeerPlaceholders, 'metrics-port' | 'health-port'>,
   logFile: string,
 ): Promise<OperatorProcess> {
-  const metricsPort = String(await freePort());
-  const healthPort = String(await freePort());
-  const command = fillTemplate(template, { ...values, 'metrics-port': metricsPort, 'health-port': healthPort });
-  // The log file as stdout and stderr, as for ours (test/support/operator-process.ts).
-  const out = openSync(logFile, 'a');
-  let child: ChildProcess;
-  try {
-    child = spawn('/bin/sh', ['-c', `exec ${command}`], { stdio: ['ignore', out, out], env: { PATH: process.env['PATH'] ?? '' } });
-  } finally {
-    closeSync(out);
-  }
-  let exited = false;
-  const exit = new Promise<void>((r) =>
-    child.once('exit', () => {
-      exited = true;
-      r();
-    }),
-  );
-  const healthUrl = `http://127.0.0.1:${healthPort}`;
-  await eventually(async () => (await fetch(`${healthUrl}/readyz`)).ok, {
-    description: 'the peer to become ready',
-    timeoutMs: 60_000,
-    intervalMs: 200,
-    abortIf: () => (exited ? `peer exited; log: ${readFileSync(logFile, 'utf8').split('\n').slice(-15).join('\n')}` : undefined),
+  const metricsPort = await freePort();
+  const healthPort = await freePort();
+  const command = fillTemplate(template, { ...values, 'metrics-port': String(metricsPort), 'health-port': String(healthPort) });
+  // Through `sh -c exec`, so the pid measured is the peer's own.
+  return startLoggedProcess({
+    file: '/bin/sh',
+    argv: ['-c', `exec ${command}`],
+    env: { PATH: process.env['PATH'] ?? '' },
+    logFile,
+    metricsPort,
+    healthPort,
+    what: 'the peer',
   });
-  return {
-    pid: child.pid ?? 0,
-    metricsUrl: `http://127.0.0.1:${metricsPort}/metrics`,
-    healthUrl,
-    async kill(signal = 'SIGTERM') {
-      if (!exited) child.kill(signal);
-      await exit;
-    },
-    logs: () => readFileSync(logFile, 'utf8'),
-  };
 }

@@ -111,13 +111,43 @@ export async function startOperatorProcess(opts: OperatorProcessOptions): Promis
     opts.podName ?? `bucketoperator-local-${randomBytes(4).toString('hex')}`,
   );
   // Only the container's environment, as in a Pod: nothing of the test runner's leaks in.
-  // The log file itself as stdout and stderr (O_APPEND, so restarts add to it), as a container
-  // runtime drains a Pod's output: through a pipe read by this busy process, the operator's
-  // synchronous log writes would block whenever the reader fell behind.
-  const out = openSync(opts.logFile, 'a');
+  return startLoggedProcess({
+    file,
+    argv: [...(opts.nodeArgs ?? []), ...argv],
+    cwd,
+    env,
+    logFile: opts.logFile,
+    metricsPort,
+    healthPort,
+    what: 'the operator',
+  });
+}
+
+/** What {@link startLoggedProcess} starts. */
+export interface LoggedProcessOptions {
+  readonly file: string;
+  readonly argv: readonly string[];
+  readonly cwd?: string;
+  readonly env: Readonly<Record<string, string>>;
+  readonly logFile: string;
+  readonly metricsPort: number;
+  readonly healthPort: number;
+  /** Named in the errors, e.g. 'the operator'. */
+  readonly what: string;
+}
+
+/**
+ * Starts an operator-like process that serves /readyz on `healthPort` and waits until it
+ * answers; shared by ours and the benchmarks' peer. The log file itself is its stdout and
+ * stderr (O_APPEND, so restarts add to it), as a container runtime drains a Pod's output:
+ * through a pipe read by this busy process, synchronous log writes would block whenever the
+ * reader fell behind.
+ */
+export async function startLoggedProcess(o: LoggedProcessOptions): Promise<OperatorProcess> {
+  const out = openSync(o.logFile, 'a');
   let child: ChildProcess;
   try {
-    child = spawn(file, [...(opts.nodeArgs ?? []), ...argv], { cwd, env, stdio: ['ignore', out, out] });
+    child = spawn(o.file, o.argv, { ...(o.cwd ? { cwd: o.cwd } : {}), env: o.env, stdio: ['ignore', out, out] });
   } finally {
     closeSync(out);
   }
@@ -128,22 +158,22 @@ export async function startOperatorProcess(opts: OperatorProcessOptions): Promis
       r();
     }),
   );
-  const healthUrl = `http://127.0.0.1:${healthPort}`;
+  const healthUrl = `http://127.0.0.1:${o.healthPort}`;
   await eventually(async () => (await fetch(`${healthUrl}/readyz`)).ok, {
-    description: 'the operator to become ready',
+    description: `${o.what} to become ready`,
     timeoutMs: 60_000,
     intervalMs: 200,
-    abortIf: () => (exited ? `operator exited; log: ${tail(opts.logFile)}` : undefined),
+    abortIf: () => (exited ? `${o.what} exited; log: ${tail(o.logFile)}` : undefined),
   });
   return {
     pid: child.pid ?? 0,
-    metricsUrl: `http://127.0.0.1:${metricsPort}/metrics`,
+    metricsUrl: `http://127.0.0.1:${o.metricsPort}/metrics`,
     healthUrl,
     async kill(signal = 'SIGTERM') {
       if (!exited) child.kill(signal);
       await exit;
     },
-    logs: () => readFileSync(opts.logFile, 'utf8'),
+    logs: () => readFileSync(o.logFile, 'utf8'),
   };
 }
 
