@@ -81,11 +81,15 @@ describe('provider list faults', () => {
 
   it('listRepeatContinue answers the same token on every page, forever', async () => {
     p.faults.set({ listRepeatContinue: true });
+    // Ids and token, not whole items: a bucket's activation may land between two pages and
+    // change its phase, which says nothing about the token (it made this test flaky under load).
+    const shape = (l: BucketList) => ({ ids: l.items.map((b) => b.id), continue: l.continue });
     const first = (await call(p.url, SCAN, A())).body as BucketList;
+    expect(first.continue).to.be.a('string');
     let token = first.continue as string;
     for (let i = 0; i < 5; i++) {
       const page = (await call(p.url, `${SCAN}&continue=${encodeURIComponent(token)}`, A())).body as BucketList;
-      expect(page).to.deep.equal(first);
+      expect(shape(page)).to.deep.equal(shape(first));
       token = page.continue as string;
     }
   });
