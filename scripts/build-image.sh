@@ -1,18 +1,21 @@
 #!/usr/bin/env bash
 # Builds the operator image's /app into a local directory, step for step as operator/Dockerfile
 # builds it, so the end-to-end tests and benchmarks run exactly what ships:
-#   1. production node_modules: `npm ci $IMAGE_NPM_CI_FLAGS` from package.json + package-lock.json
-#   2. the compiled operator: `tsc $IMAGE_TSC_ARGS`, its operator/ output tree
-#   3. package.json beside them (Node reads its "type" to load the compiled modules)
-# The lists live in scripts/image.env; a unit test holds the Dockerfile to the same lists.
+#   1. the compiled operator: `tsc $IMAGE_TSC_ARGS` into a scratch directory
+#   2. the bundle: `tsx $IMAGE_BUNDLE_SCRIPT` turns the compiled operator/main.js into one
+#      operator/main.js with the production dependencies inlined (from the checkout's
+#      node_modules, as the Dockerfile's build stage bundles from its `npm ci`)
+#   3. package.json beside it (Node reads its "type" to load operator/main.js)
+# The image holds no node_modules. The lists live in scripts/image.env; a unit test holds the
+# Dockerfile to the same lists.
 #
 #   bash scripts/build-image.sh        (npm run build:image)
 #
-# Each step is skipped when its stamp matches: step 1 hashes package.json, package-lock.json,
-# the Node version and the npm flags; step 2 also hashes every compiler input (tsconfig files
-# and all of operator/, which is all tsc compiles: a unit test keeps operator/ from importing
-# anything outside it) and this script. A warm run costs one hash. Runs are serialised with
-# flock, so parallel test runs share one build instead of racing.
+# The build is skipped when its stamp matches: it hashes the Node version, the compiler and
+# bundler settings, every build input (package.json, package-lock.json, the tsconfig files, all
+# of operator/, which is all tsc compiles: a unit test keeps operator/ from importing anything
+# outside it, and the bundle script) and this script. A warm run costs one hash. Runs are
+# serialised with flock, so parallel test runs share one build instead of racing.
 #
 # Environment:
 #   BUCKETOPERATOR_IMAGE_DIR  output directory (default: $BUCKETOPERATOR_CACHE/image/<worktree>-<hash>)
@@ -20,7 +23,7 @@
 #
 # The default is outside the repository on purpose: Node resolves a package by walking up
 # every parent's node_modules, so an image directory inside the checkout would silently load
-# dev dependencies from the checkout's node_modules and hide a missing production one.
+# packages from the checkout's node_modules and hide an import the bundle left out.
 #
 # Progress goes to stderr; the last line on stdout is the image directory.
 set -euo pipefail
@@ -50,9 +53,8 @@ done
 hash_paths() {
   (cd "$repo" && find "$@" -type f -print0 | LC_ALL=C sort -z | xargs -0 sha256sum) | sha256sum | cut -d' ' -f1
 }
-deps_stamp="$( { node --version; echo "$IMAGE_NPM_CI_FLAGS"; hash_paths package.json package-lock.json; } | sha256sum | cut -d' ' -f1)"
 # shellcheck disable=SC2086 # the inputs are a word list
-build_stamp="$( { echo "$deps_stamp"; echo "$IMAGE_TSC_ARGS"; hash_paths $IMAGE_BUILD_INPUTS scripts/build-image.sh scripts/image.env; } | sha256sum | cut -d' ' -f1)"
+build_stamp="$( { node --version; echo "$IMAGE_TSC_ARGS"; echo "$IMAGE_BUNDLE_SCRIPT"; hash_paths $IMAGE_BUILD_INPUTS scripts/build-image.sh scripts/image.env; } | sha256sum | cut -d' ' -f1)"
 
 exec 9>"$out.lock"
 if ! flock -n 9; then
@@ -70,32 +72,20 @@ work="$out.work"
 rm -rf "$work" "$out/.build-stamp"
 mkdir -p "$work"
 
-if [[ "$(cat "$out/.deps-stamp" 2>/dev/null)" == "$deps_stamp" ]]; then
-  log "production dependencies unchanged (stamp ${deps_stamp:0:12}): npm ci skipped"
-else
-  log "production dependencies: npm ci $IMAGE_NPM_CI_FLAGS (from the npm cache when it has them)"
-  rm -f "$out/.deps-stamp"
-  mkdir "$work/deps"
-  cp "$repo/package.json" "$repo/package-lock.json" "$work/deps/"
-  t=$SECONDS
-  # --prefer-offline only says where tarballs come from; the lockfile's integrity fixes what.
-  # shellcheck disable=SC2086 # the flags are a word list
-  (cd "$work/deps" && npm ci $IMAGE_NPM_CI_FLAGS --prefer-offline --loglevel=error >&2)
-  rm -rf "$out/node_modules"
-  mv "$work/deps/node_modules" "$out/node_modules"
-  echo "$deps_stamp" >"$out/.deps-stamp"
-  packages="$(find "$out/node_modules" -mindepth 2 -maxdepth 3 -name package.json \( -path '*/node_modules/@*/*/package.json' -o -not -path '*/node_modules/@*' \) | wc -l)"
-  log "production dependencies: $packages packages, $(du -sm "$out/node_modules" | cut -f1) MB, $((SECONDS - t))s"
-fi
-
 log "compiling: tsc $IMAGE_TSC_ARGS"
 t=$SECONDS
 # shellcheck disable=SC2086 # the arguments are a word list
 (cd "$repo" && node_modules/.bin/tsc $IMAGE_TSC_ARGS --outDir "$work/tsc")
-rm -rf "$out/operator"
-mv "$work/tsc/operator" "$out/operator"
+log "compiling: $(find "$work/tsc/operator" -name '*.js' | wc -l) modules, $((SECONDS - t))s"
+
+log "bundling: tsx $IMAGE_BUNDLE_SCRIPT"
+t=$SECONDS
+(cd "$repo" && node_modules/.bin/tsx "$IMAGE_BUNDLE_SCRIPT" "$work/tsc" "$work/bundle" 2>&1 | sed 's/^/  /' >&2) || die "bundling failed"
+# Earlier builds held node_modules and a tree of modules; none of it may linger.
+rm -rf "$out/operator" "$out/node_modules" "$out/.deps-stamp"
+mv "$work/bundle/operator" "$out/operator"
 cp "$repo/package.json" "$out/package.json"
-log "compiling: $(find "$out/operator" -name '*.js' | wc -l) modules, $((SECONDS - t))s"
+log "bundling: $(du -k "$out/operator/main.js" | cut -f1) KiB, $((SECONDS - t))s"
 rm -rf "$work"
 
 # The directory must hold what the image's /app holds, and nothing else.

@@ -22,39 +22,41 @@ const workdir = (s: Stage) => argsOf(s, 'WORKDIR').at(-1) ?? '/';
 
 describe('operator/Dockerfile follows scripts/image.env, as scripts/build-image.sh does', () => {
   const build = stage(stages, 'build');
-  const deps = stage(stages, 'deps');
   const runtime = stages.at(-1) as Stage;
+  const { config } = ts.readConfigFile(join(REPO, 'tsconfig.build.json'), ts.sys.readFile) as { config: { compilerOptions: { outDir: string } } };
+  const outDir = config.compilerOptions.outDir;
 
   it('the build script reads every list from image.env', () => {
     expect(script).to.include('source "$repo/scripts/image.env"');
-    for (const key of ['IMAGE_BUILD_INPUTS', 'IMAGE_TSC_ARGS', 'IMAGE_NPM_CI_FLAGS', 'IMAGE_RUNTIME_FILES']) {
+    for (const key of ['IMAGE_BUILD_INPUTS', 'IMAGE_TSC_ARGS', 'IMAGE_BUNDLE_SCRIPT', 'IMAGE_RUNTIME_FILES']) {
       expect(script, key).to.include(`$${key}`);
     }
-    expect(script).to.match(/tsc \$IMAGE_TSC_ARGS --outDir/);
-    expect(script).to.match(/npm ci \$IMAGE_NPM_CI_FLAGS/);
+    expect(script).to.match(/tsc \$IMAGE_TSC_ARGS --outDir "\$work\/tsc"/);
+    expect(script).to.include('tsx "$IMAGE_BUNDLE_SCRIPT" "$work/tsc" "$work/bundle"');
+    // The image holds no node_modules, so neither may the directory the tests run.
+    const commands = script.split('\n').filter((l) => !l.trim().startsWith('#'));
+    expect(commands.filter((l) => /\bnpm (ci|install)\b/.test(l))).to.deep.equal([]);
   });
 
-  it('the build stage copies exactly IMAGE_BUILD_INPUTS and compiles with IMAGE_TSC_ARGS', () => {
+  it('the build stage copies exactly IMAGE_BUILD_INPUTS, compiles with IMAGE_TSC_ARGS, then bundles', () => {
     expect(contextSources(build).sort()).to.deep.equal(imageList(vars, 'IMAGE_BUILD_INPUTS').sort());
-    expect(argsOf(build, 'RUN')).to.include(`npx tsc ${vars['IMAGE_TSC_ARGS']}`);
+    const runs = argsOf(build, 'RUN');
+    const tsc = runs.indexOf(`npx tsc ${vars['IMAGE_TSC_ARGS']}`);
+    const bundle = runs.indexOf(`npx tsx ${vars['IMAGE_BUNDLE_SCRIPT']} ${outDir} bundle`);
+    expect(tsc, 'tsc').to.be.at.least(0);
+    expect(bundle, 'the bundle step, after tsc').to.be.greaterThan(tsc);
   });
 
-  it('the deps stage copies only the manifests and runs npm ci with IMAGE_NPM_CI_FLAGS', () => {
-    expect(contextSources(deps).sort()).to.deep.equal(['package-lock.json', 'package.json']);
-    const ci = argsOf(deps, 'RUN')
-      .map(words)
-      .filter((w) => w[0] === 'npm' && w[1] === 'ci');
-    expect(ci).to.have.length(1);
-    expect(ci[0]?.slice(2)).to.deep.equal(imageList(vars, 'IMAGE_NPM_CI_FLAGS'));
+  it('has no stage that installs production node_modules: the bundle inlines them', () => {
+    expect(stages.map((s) => s.name)).to.deep.equal(['build', String(stages.length - 1)]);
+    const installs = argsOf(build, 'RUN').filter((r) => words(r)[0] === 'npm');
+    expect(installs).to.deep.equal(['npm ci --ignore-scripts --no-audit --no-fund']);
   });
 
-  it('the runtime stage holds exactly IMAGE_RUNTIME_FILES, copied from the stages that made them', () => {
-    const { config } = ts.readConfigFile(join(REPO, 'tsconfig.build.json'), ts.sys.readFile) as { config: { compilerOptions: { outDir: string } } };
-    const outDir = config.compilerOptions.outDir;
+  it('the runtime stage holds exactly IMAGE_RUNTIME_FILES, copied from the build stage', () => {
     const wanted: Record<string, string> = {
-      'package.json': `deps:${workdir(deps)}/package.json`,
-      node_modules: `deps:${workdir(deps)}/node_modules`,
-      operator: `build:${workdir(build)}/${outDir}/operator`,
+      'package.json': `build:${workdir(build)}/package.json`,
+      operator: `build:${workdir(build)}/bundle/operator`,
     };
     const got: Record<string, string> = {};
     for (const c of copies(runtime)) {
