@@ -136,14 +136,17 @@ export function startOperator(opts: OperatorOptions): RunningOperator {
     failures: manager.writeFailures,
   });
   const abort = new AbortController();
+  let webhook: ConversionWebhook | undefined;
   // The controllers are registered once the cluster identity is known: every replica reads the
   // same one, before it can lead, so no bucket is ever tagged without it.
-  let webhook: ConversionWebhook | undefined;
   const run = async (): Promise<void> => {
     if (opts.conversionWebhook) {
       // Served from the start, before the cluster identity or leadership: conversion is not leader-only.
-      webhook = setupConversionWebhook(manager, { client, logger: opts.logger, fieldManager: OPERATOR_NAME }, opts.conversionWebhook);
-      const address = await webhook.start();
+      const served = setupConversionWebhook(manager, { client, logger: opts.logger, fieldManager: OPERATOR_NAME }, opts.conversionWebhook);
+      webhook = served;
+      // Drains from the moment a stop is asked for, beside the controllers' drain.
+      abort.signal.addEventListener('abort', () => served.drain(), { once: true });
+      const address = await served.start();
       opts.logger.info({ port: address.port }, 'Serving the conversion webhook');
     }
     const clusterId = opts.clusterId ?? (await readClusterId(client, abort.signal));

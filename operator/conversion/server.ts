@@ -5,7 +5,8 @@
  * - Certificates come from the webhook Secret and are swapped in place with
  *   `setSecureContext` when it changes: new handshakes get the new certificate, connections
  *   already open (and the requests on them) carry on with the old one, nothing restarts.
- * - Ready once a certificate is loaded ({@link ConversionServer.readyCheck}).
+ * - Ready once a certificate is loaded ({@link ConversionServer.readyCheck}); not ready again
+ *   while it drains before stopping ({@link ConversionServer.drain}).
  * - Idle keep-alive connections are kept longer than the API server's client keeps them (Go's
  *   90s), so the client, not the server, closes an idle connection: a server closing first
  *   races a request being sent on it, which the client sees as a failed conversion.
@@ -64,6 +65,7 @@ export class ConversionServer {
   private readonly maxBodyBytes: number;
   private readonly review: (body: unknown) => ReviewOutcome;
   private loaded: string | undefined;
+  private draining = false;
 
   constructor(private readonly opts: ConversionServerOptions) {
     this.maxBodyBytes = opts.maxBodyBytes ?? 32 * 1024 * 1024;
@@ -94,8 +96,22 @@ export class ConversionServer {
 
   /** A readiness check: passes once a certificate is loaded. */
   readonly readyCheck = (): void => {
+    if (this.draining) throw new Error('shutting down');
     if (this.loaded === undefined) throw new Error('no serving certificate loaded yet');
   };
+
+  /**
+   * The first half of a graceful stop: reports not ready, so the replica leaves the Service's
+   * endpoints, while it keeps answering whoever still calls it; every answer from now on
+   * closes its connection, so a client's kept-alive connection is not reused for a request
+   * the stopping server might no longer read. Serve on for as long as endpoints take to
+   * update, then {@link stop}.
+   */
+  drain(): void {
+    // Idle connections stay open: closing one races a client about to send on it, and the
+    // request would fail. Each is closed after its next answer instead.
+    this.draining = true;
+  }
 
   /** Starts listening; resolves with the bound address (port 0 picks one). */
   listen(port: number, host?: string): Promise<AddressInfo> {
@@ -124,6 +140,7 @@ export class ConversionServer {
 
   private handle(req: IncomingMessage, res: ServerResponse): void {
     const started = performance.now();
+    if (this.draining) res.setHeader('connection', 'close');
     const done = (pair: VersionPair, result: ConversionRequestResult) =>
       this.opts.metrics.observe(pair, result, (performance.now() - started) / 1000);
     const path = (req.url ?? '').split('?')[0];

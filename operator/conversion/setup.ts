@@ -34,6 +34,12 @@ export interface ConversionWebhookOptions {
   readonly ipAddresses?: readonly string[];
   /** @default DEFAULT_CERT_POLICY */
   readonly policy?: CertPolicy;
+  /**
+   * On stop, how long the webhook reports not ready and keeps answering before it closes, so
+   * the API server stops choosing this replica first (endpoints take a few seconds to update).
+   * @default 5s
+   */
+  readonly drainMs?: number;
 }
 
 /** A conversion webhook set up on a manager. */
@@ -41,7 +47,9 @@ export interface ConversionWebhook {
   readonly server: ConversionServer;
   /** Starts serving and watching the Secret; resolves with the bound address. */
   start(): Promise<AddressInfo>;
-  /** Stops serving (requests in flight finish) and watching. */
+  /** Starts draining: not ready, still answering (see ConversionServer.drain). */
+  drain(): void;
+  /** Drains until `drainMs` after the drain began, then stops serving (requests in flight finish) and watching. */
   stop(): Promise<void>;
 }
 
@@ -97,6 +105,7 @@ export function setupConversionWebhook(
     }
   };
   informer.addEventHandler({ onAdd: load, onUpdate: (_old, secret) => load(secret) });
+  let drainingSince: number | undefined;
   return {
     server,
     async start() {
@@ -104,7 +113,14 @@ export function setupConversionWebhook(
       informer.start();
       return address;
     },
+    drain() {
+      drainingSince ??= Date.now();
+      server.drain();
+    },
     async stop() {
+      this.drain();
+      const left = (drainingSince ?? Date.now()) + (opts.drainMs ?? 5_000) - Date.now();
+      if (left > 0) await new Promise((resolve) => setTimeout(resolve, left));
       await server.stop();
       await informer.stop();
     },

@@ -259,11 +259,100 @@ describe('conversion webhook server (real TLS over loopback)', () => {
     expect(data[CertSecretKey.caBundle]).to.not.include(firstCa);
   });
 
+  it('draining: not ready, still answering, and every answer closes its connection', async () => {
+    server.setCertificate(creds(data));
+    server.drain();
+    expect(() => server.readyCheck()).to.throw(/shutting down/);
+    const headers = await new Promise<Record<string, unknown>>((resolve, reject) => {
+      const req = request(
+        { host: '127.0.0.1', port, path: '/convert', method: 'POST', ca: creds(data).caBundle, agent: new Agent({ keepAlive: true }) },
+        (res) => {
+          res.resume();
+          res.on('end', () => resolve({ status: res.statusCode, connection: res.headers.connection }));
+        },
+      );
+      req.on('error', reject);
+      req.setHeader('content-type', 'application/json');
+      req.end(reviewBody('d'));
+    });
+    expect(headers).to.deep.equal({ status: 200, connection: 'close' });
+  });
+
   it('stop lets a request in flight finish', async () => {
     server.setCertificate(creds(data));
     const inFlight = post(port, creds(data).caBundle, reviewBody('late'), { slowMs: 200 });
     await new Promise((r) => setTimeout(r, 50));
     await server.stop(5_000);
     expect((await inFlight).status).to.equal(200);
+  });
+});
+
+describe('conversion webhook replicas behind one Service address', () => {
+  it('a replica stopped gracefully (drain, then stop) while traffic flows and certificates rotate: zero failed requests', async function () {
+    this.timeout(30_000);
+    let data = applyRotation({ kind: 'create', reason: 'test' }, undefined, Date.now(), DEFAULT_CERT_POLICY, names);
+    const served = [0, 0];
+    const replicas = [0, 1].map(
+      (i) => new ConversionServer({ metrics: { observe: (_p, result) => (served[i]! += result === 'success' ? 1 : 0) }, logger }),
+    );
+    for (const r of replicas) r.setCertificate(creds(data));
+    const ports = await Promise.all(replicas.map(async (r) => (await r.listen(0, '127.0.0.1')).port));
+    // kube-proxy's part: each new connection goes to a replica that is ready; a connection stays where it went.
+    let next = 0;
+    const agent = new Agent({ keepAlive: true, maxSockets: 4 });
+    const connect = agent.createConnection.bind(agent);
+    agent.createConnection = (options, callback) => {
+      const ready = replicas
+        .map((r, i) => ({ r, i }))
+        .filter(({ r }) => {
+          try {
+            r.readyCheck();
+            return true;
+          } catch {
+            return false;
+          }
+        });
+      const pick = ready[next++ % ready.length]!;
+      return connect({ ...options, port: ports[pick.i] }, callback);
+    };
+    let trust = creds(data).caBundle;
+    let stop = false;
+    const failures: string[] = [];
+    const loop = async (id: number) => {
+      for (let i = 0; !stop; i++) {
+        try {
+          const reply = await post(ports[1]!, trust, reviewBody(`r${id}-${i}`), { agent });
+          if (reply.status !== 200) failures.push(`${id}-${i}: ${reply.status}`);
+        } catch (err) {
+          failures.push(`${id}-${i}: ${err instanceof Error ? err.message : String(err)}`);
+        }
+      }
+    };
+    const loops = [0, 1, 2, 3].map(loop);
+    const pause = (ms: number) => new Promise((r) => setTimeout(r, ms));
+    const rotate = (kind: 'addCa' | 'issueServing' | 'dropOldCas') => {
+      data = applyRotation(kind === 'issueServing' ? { kind, reason: 'test' } : { kind }, data, Date.now(), DEFAULT_CERT_POLICY, names);
+      trust = creds(data).caBundle;
+      for (const r of replicas) r.setCertificate(creds(data));
+    };
+    await pause(200);
+    rotate('addCa');
+    await pause(100);
+    // SIGTERM on replica 0 in the middle of the rotation: drain while endpoints update, then stop.
+    replicas[0]!.drain();
+    rotate('issueServing');
+    await pause(300);
+    const beforeStop = served[0]!;
+    await replicas[0]!.stop(5_000);
+    rotate('dropOldCas');
+    const afterStop = served[1]!;
+    await pause(300);
+    stop = true;
+    await Promise.all(loops);
+    agent.destroy();
+    await replicas[1]!.stop(100);
+    expect(failures).to.deep.equal([]);
+    expect(beforeStop, 'replica 0 served before it stopped').to.be.greaterThan(0);
+    expect(served[1]! - afterStop, 'replica 1 served the rest').to.be.greaterThan(0);
   });
 });
