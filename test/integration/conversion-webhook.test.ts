@@ -6,9 +6,17 @@
  *
  * The operator watches a namespace of its own, so its controllers leave the test's objects
  * alone (no provider runs here): what is checked is the API machinery end to end.
+ *
+ * The last test runs a whole CA rotation (short-lived certificates) under v2 traffic through the
+ * API server, two replicas behind one address, one stopped during it. It proves that the
+ * designed sequence fails no conversion on a real API server; it does not prove that each wait
+ * is needed: on one machine the API server and the replicas pick changes up within
+ * milliseconds, so even a rotation without overlaps passes here. The overlaps are proved by the
+ * unit tests, which model readers that lag (test/unit/conversion/secret-certs.test.ts).
  */
 import { expect } from 'chai';
 import { X509Certificate } from 'node:crypto';
+import { connect, createServer, type Server } from 'node:net';
 import { renderCrd } from '../../infra/crd';
 import { COMMON_LABELS } from '../../infra/labels';
 import * as v1 from '../../operator/api/v1';
@@ -16,6 +24,7 @@ import * as v2 from '../../operator/api/v2';
 import { combineVersions } from '../../operator/api/versions';
 import { BucketMetric } from '../../operator/api/metric-names';
 import { startOperator, type RunningOperator } from '../../operator/operator';
+import { KubeClient } from '../../operator/runtime/client';
 import { createLogger } from '../../operator/runtime/logging';
 import type { ControlPlane } from '../support/control-plane';
 import { eventually } from '../support/eventually';
@@ -260,6 +269,126 @@ describe('conversion webhook on a real control plane', function () {
       );
     } finally {
       await setUrl(url);
+    }
+  });
+
+  it('a CA rotation under constant conversion traffic, with a replica stopped during it: zero failed conversions', async function () {
+    this.timeout(240_000);
+    // The first operator goes; two replicas behind one address take over with short-lived
+    // certificates (their own Secret), so a whole CA rotation happens within a minute.
+    await op?.stop();
+    op = undefined;
+    await apply(cp, {
+      apiVersion: v1.API_VERSION,
+      kind: 'StorageBucket',
+      metadata: { name: 'rotating', namespace: ns },
+      spec: { region: 'eu-west-1', sizeGB: 1, providerRef: { name: 'default' } },
+    });
+    const policy = { caValidityMs: 60_000, servingValidityMs: 30_000, renewFraction: 2 / 3, overlapMs: 4_000 };
+    const backends = [await freePort(), await freePort()];
+    const replicas = backends.map((port, i) =>
+      startOperator({
+        restConfig: cp.restConfig(),
+        logger: createLogger({ level: process.env['CONVERSION_LOG'] === '1' ? 'debug' : 'silent' }),
+        leaderElection: true,
+        leaderElectionNamespace: opNs,
+        leaderElectionId: 'conversion-rotation',
+        identity: `replica-${i}`,
+        watchNamespace: opNs,
+        clusterId: 'conversion-test',
+        metricsBindAddress: '0',
+        healthProbeBindAddress: '0',
+        conversionWebhook: {
+          port,
+          host: '127.0.0.1',
+          namespace: opNs,
+          serviceName: 'bucketoperator-webhook',
+          secretName: 'rotation-cert',
+          ipAddresses: ['127.0.0.1'],
+          policy,
+          drainMs: 2_000,
+        },
+      }),
+    );
+    // kube-proxy's part: each new connection to the address goes to a ready replica, and stays there.
+    let next = 0;
+    const sockets = new Set<import('node:net').Socket>();
+    const ready = async (i: number) => (await replicas[i]!.manager.readyz.run({ only: 'conversion-webhook' }))?.[0]?.ok === true;
+    const proxy: Server = createServer((client) => {
+      client.pause();
+      void (async () => {
+        const candidates: number[] = [];
+        for (const i of [0, 1]) if (await ready(i)) candidates.push(i);
+        const pick = candidates[next++ % Math.max(1, candidates.length)];
+        if (pick === undefined) return client.destroy();
+        const upstream = connect(backends[pick]!, '127.0.0.1');
+        sockets.add(client).add(upstream);
+        upstream.on('error', () => client.destroy());
+        client.on('error', () => upstream.destroy());
+        client.pipe(upstream).pipe(client);
+        client.resume();
+      })();
+    });
+    await new Promise<void>((resolve) => proxy.listen(Number(new URL(url).port), '127.0.0.1', resolve));
+    const client = new KubeClient({ restConfig: cp.restConfig(), userAgent: 'conversion-traffic', maxRetries: 0, qps: 0 });
+    const secretCas = async () =>
+      Buffer.from((await getJson<{ data?: Record<string, string> }>(cp, 'secret', 'rotation-cert', opNs))?.data?.['ca.crt'] ?? '', 'base64')
+        .toString()
+        .match(/-----BEGIN CERTIFICATE-----[\s\S]*?-----END CERTIFICATE-----/g) ?? [];
+    const bucketsV2 = { group: v2.GROUP, version: v2.VERSION, kind: 'StorageBucket', plural: 'storagebuckets', namespaced: true };
+    try {
+      // Until the API server trusts the new Secret's CA, v2 reads fail: wait for that before counting.
+      await eventually(
+        async () =>
+          (await client.get(bucketsV2, ns, 'rotating').then(
+            () => true,
+            () => false,
+          )) || undefined,
+        {
+          description: 'a v2 read through the replicas',
+          timeoutMs: 60_000,
+        },
+      );
+      const [firstCa] = await secretCas();
+      let stop = false;
+      let ok = 0;
+      const failures: string[] = [];
+      const traffic = async (id: number) => {
+        for (let i = 0; !stop; i++) {
+          try {
+            if (i % 5 === 0) await client.list(bucketsV2, { namespace: ns });
+            else await client.get(bucketsV2, ns, 'rotating');
+            ok++;
+          } catch (err) {
+            failures.push(`${id}-${i} at ${new Date().toISOString()}: ${err instanceof Error ? err.message : String(err)}`);
+          }
+          // Modest load: the machine is shared.
+          await new Promise((r) => setTimeout(r, 20));
+        }
+      };
+      const loops = [0, 1, 2].map(traffic);
+      // The rotation starts when the CA is two thirds through its minute: a second CA joins the bundle.
+      await eventually(async () => (await secretCas()).length === 2 || undefined, { description: 'a new CA beside the old', timeoutMs: 90_000 });
+      // SIGTERM to the replica that does not lead, while the rotation is under way.
+      const follower = replicas.findIndex((r) => !r.manager.isLeader());
+      await replicas[follower]!.stop();
+      await eventually(
+        async () => {
+          const cas = await secretCas();
+          return (cas.length === 1 && cas[0] !== firstCa) || undefined;
+        },
+        { description: 'the old CA dropped', timeoutMs: 60_000 },
+      );
+      await new Promise((r) => setTimeout(r, 3_000));
+      stop = true;
+      await Promise.all(loops);
+      expect(failures).to.deep.equal([]);
+      expect(ok).to.be.greaterThan(100);
+    } finally {
+      client.close();
+      await Promise.all(replicas.map((r) => r.stop()));
+      for (const socket of sockets) socket.destroy();
+      await new Promise((resolve) => proxy.close(resolve));
     }
   });
 });
