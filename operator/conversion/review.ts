@@ -17,7 +17,7 @@
  * - A body that is not a v1 ConversionReview request is a protocol error (HTTP 400), not a
  *   conversion failure: there is no uid to answer to.
  */
-import { convert } from '../api/convert';
+import { convert, CONVERTIBLE_API_VERSIONS } from '../api/convert';
 
 /** The ConversionReview version the webhook speaks (the CRDs list only it in `conversionReviewVersions`). */
 export const CONVERSION_REVIEW_API_VERSION = 'apiextensions.k8s.io/v1';
@@ -45,8 +45,9 @@ export interface ConversionReviewResponse {
 
 /**
  * The version pair of a review, for metrics: `from` is the version (e.g. `v1`) of the request's
- * objects (`mixed` when they differ, `none` for an empty list), `to` the desired one; both
- * `unknown` for a body that is not a review. Version names only, so the label set stays small.
+ * objects (`mixed` when they differ, `none` for an empty list), `to` the desired one; `unknown`
+ * for a version the webhook does not convert and for a body that is not a review. Version
+ * names only, so the label set stays small.
  */
 export interface VersionPair {
   readonly from: string;
@@ -102,12 +103,14 @@ function versionPair(request: ConversionRequest): VersionPair {
   return { from, to: versionOf(request.desiredAPIVersion) };
 }
 
-/** `v1` of `group/v1`; `unknown` for anything that is not an apiVersion string. */
+/**
+ * `v1` of `group/v1` for an apiVersion the webhook converts; `unknown` for anything else. A
+ * label value from a request body: anyone who reaches the port can send one, so only the few
+ * known versions ever become a series.
+ */
 function versionOf(apiVersion: unknown): string {
-  if (typeof apiVersion !== 'string') return 'unknown';
-  const version = apiVersion.slice(apiVersion.lastIndexOf('/') + 1);
-  // A label value from the request body: bounded to what a Kubernetes version name looks like.
-  return /^v[0-9]+(?:(?:alpha|beta)[0-9]+)?$/.test(version) ? version : 'unknown';
+  if (typeof apiVersion !== 'string' || !CONVERTIBLE_API_VERSIONS.includes(apiVersion)) return 'unknown';
+  return apiVersion.slice(apiVersion.lastIndexOf('/') + 1);
 }
 
 /** The failure message for object `index`: which object, and `reason` (which quotes no field value). */
