@@ -13,15 +13,30 @@ export interface CrdManifest {
   spec: Record<string, unknown>;
 }
 
+/** Where the API server calls the conversion webhook (`spec.conversion.webhook.clientConfig`). */
+export type ConversionClientConfig =
+  | { readonly service: { readonly namespace: string; readonly name: string; readonly port?: number; readonly path?: string } }
+  | { readonly url: string };
+
+/** Options of {@link renderCrd}. */
+export interface RenderCrdOptions {
+  /**
+   * Convert between versions through the operator's webhook (`strategy: Webhook`). The
+   * caBundle is left out: the operator injects it (a rendered one would be undone by it, and
+   * would undo it on every re-apply).
+   */
+  readonly conversionWebhook?: ConversionClientConfig;
+}
+
 /**
- * Renders the CRD for `def`, labelled with `labels`. Refuses more than one version: their
- * schemas differ, and without a conversion webhook (`spec.conversion`, not rendered yet) the
- * API server would convert by rewriting `apiVersion` alone and lose fields.
+ * Renders the CRD for `def`, labelled with `labels`. Refuses more than one version unless a
+ * conversion webhook is given: their schemas differ, and without one the API server would
+ * convert by rewriting `apiVersion` alone and lose fields.
  */
-export function renderCrd(def: ApiDefinition, labels: Record<string, string> = {}): CrdManifest {
-  if (def.versions.length !== 1) {
+export function renderCrd(def: ApiDefinition, labels: Record<string, string> = {}, opts: RenderCrdOptions = {}): CrdManifest {
+  if (def.versions.length !== 1 && !opts.conversionWebhook) {
     throw new Error(
-      `renderCrd: ${def.kind} has ${def.versions.length} versions; serving several needs the conversion webhook, which is not rendered yet`,
+      `renderCrd: ${def.kind} has ${def.versions.length} versions; serving several needs the conversion webhook (opts.conversionWebhook)`,
     );
   }
   return {
@@ -40,8 +55,23 @@ export function renderCrd(def: ApiDefinition, labels: Record<string, string> = {
       },
       scope: def.scope,
       versions: def.versions.map((v) => renderCrdVersion(def, v)),
+      ...(opts.conversionWebhook
+        ? {
+            conversion: {
+              strategy: 'Webhook',
+              // The webhook speaks ConversionReview v1 only (operator/conversion/review.ts).
+              webhook: { conversionReviewVersions: ['v1'], clientConfig: clientConfigOf(opts.conversionWebhook) },
+            },
+          }
+        : {}),
     },
   };
+}
+
+function clientConfigOf(config: ConversionClientConfig): Record<string, unknown> {
+  if ('url' in config) return { url: config.url };
+  const { namespace, name, port, path } = config.service;
+  return { service: { namespace, name, path: path ?? '/convert', ...(port !== undefined ? { port } : {}) } };
 }
 
 /** Renders one entry of a CRD's `spec.versions`: version `v` of the kind `def`. */

@@ -2,6 +2,7 @@
  * The operator binary: the only file that reads flags and environment variables. Flags follow
  * controller-runtime's names so manifests and habits carry over.
  */
+import { isIP } from 'node:net';
 import { homedir } from 'node:os';
 import { CLUSTER_ID_PATTERN } from './api/v1/well-known';
 import { parseArgs } from 'node:util';
@@ -33,6 +34,14 @@ const USAGE = `Usage: bucketoperator [flags]
   --allow-link-local-endpoints[=true|false]  let BucketProviderConfigs point at link-local
                                     (169.254.0.0/16, fe80::/10) and cloud metadata addresses
                                     (default false)
+  --conversion-webhook-port N       serve the CRDs' conversion webhook over HTTPS on this port and keep its
+                                    certificates and the CRDs' caBundle (default 0: off)
+  --conversion-webhook-service NAME the Service in front of the webhook, named in its certificate
+                                    (default bucketoperator-webhook)
+  --conversion-webhook-secret NAME  the Secret holding the webhook's CA and certificate, in the operator's
+                                    namespace (default bucketoperator-webhook-cert)
+  --conversion-webhook-ip-sans IPS  comma-separated IP addresses the certificate also names, for an API
+                                    server that calls the webhook by URL (default none)
   --log-level LEVEL                 debug|info|warn|error (default info)
   --log-format json|pretty          (default json)`;
 
@@ -74,6 +83,23 @@ function clusterId(value: string | undefined): string | undefined {
     throw new Error(`--cluster-id: expected 1-63 characters of A-Za-z0-9._- starting with a letter or digit, got "${value}"`);
   }
   return value;
+}
+
+/** A TCP port; 0 or unset means off. */
+function port(flag: string, value: string | undefined): number {
+  if (value === undefined) return 0;
+  const n = Number(value);
+  if (value.trim() === '' || !Number.isInteger(n) || n < 0 || n > 65535) throw new Error(`--${flag}: expected a port 0-65535, got "${value}"`);
+  return n;
+}
+
+/** Comma-separated IP addresses. */
+function ipList(flag: string, value: string | undefined): string[] {
+  if (value === undefined || value.trim() === '') return [];
+  const ips = value.split(',').map((s) => s.trim());
+  const bad = ips.filter((ip) => isIP(ip) === 0);
+  if (bad.length > 0) throw new Error(`--${flag}: not an IP address: "${bad.join('", "')}"`);
+  return ips;
 }
 
 function bool(flag: string, value: string | boolean | undefined): boolean {
@@ -120,6 +146,10 @@ function main(): void {
       'provider-qps': { type: 'string' },
       'provider-burst': { type: 'string' },
       'allow-link-local-endpoints': { type: 'string' },
+      'conversion-webhook-port': { type: 'string' },
+      'conversion-webhook-service': { type: 'string' },
+      'conversion-webhook-secret': { type: 'string' },
+      'conversion-webhook-ip-sans': { type: 'string' },
       'log-level': { type: 'string' },
       'log-format': { type: 'string' },
       help: { type: 'boolean', short: 'h' },
@@ -138,12 +168,14 @@ function main(): void {
   const restConfig = loadRestConfig({ kubeconfig: values.kubeconfig, env: process.env, homeDir: homedir() });
   logger.info({ config: restConfig.source, server: restConfig.server }, 'Loaded API server configuration');
 
+  const leaderElectionNamespace = values['leader-election-namespace'] ?? process.env['POD_NAMESPACE'] ?? 'bucketoperator-system';
+  const webhookPort = port('conversion-webhook-port', values['conversion-webhook-port']);
   const operator = startOperator({
     restConfig,
     logger,
     watchNamespace: values['watch-namespace'] ?? process.env['WATCH_NAMESPACE'] ?? undefined,
     leaderElection: bool('leader-elect', values['leader-elect']),
-    leaderElectionNamespace: values['leader-election-namespace'] ?? process.env['POD_NAMESPACE'] ?? 'bucketoperator-system',
+    leaderElectionNamespace,
     leaderElectionId: values['leader-election-id'],
     identity: process.env['POD_NAME'],
     metricsBindAddress: values['metrics-bind-address'] ?? ':8080',
@@ -158,6 +190,18 @@ function main(): void {
     providerQps: positiveInt('provider-qps', values['provider-qps'], 20),
     providerBurst: positiveInt('provider-burst', values['provider-burst'], 40),
     allowLinkLocalEndpoints: bool('allow-link-local-endpoints', values['allow-link-local-endpoints']),
+    ...(webhookPort
+      ? {
+          conversionWebhook: {
+            port: webhookPort,
+            // The webhook's Secret and Service live beside the operator, where its Lease does.
+            namespace: process.env['POD_NAMESPACE'] ?? leaderElectionNamespace,
+            serviceName: values['conversion-webhook-service'] ?? 'bucketoperator-webhook',
+            secretName: values['conversion-webhook-secret'] ?? 'bucketoperator-webhook-cert',
+            ipAddresses: ipList('conversion-webhook-ip-sans', values['conversion-webhook-ip-sans']),
+          },
+        }
+      : {}),
   });
 
   let stopping = false;

@@ -9,6 +9,7 @@ import { Registry } from 'prom-client';
 import { readClusterId } from './bucket/cluster-identity';
 import { kubeWriter } from './bucket/kube-writer';
 import { setupBucketControllers } from './bucket/setup';
+import { setupConversionWebhook, type ConversionWebhook, type ConversionWebhookOptions } from './conversion/setup';
 import { ProviderClients } from './provider-client';
 import { KubeClient } from './runtime/client';
 import { EventRecorder } from './runtime/events';
@@ -68,6 +69,11 @@ export interface OperatorOptions {
    * kube-system namespace, read once at start
    */
   readonly clusterId?: string;
+  /**
+   * Serve the conversion webhook (every replica) and keep its certificates and the CRDs'
+   * caBundle (the leader). Off when unset.
+   */
+  readonly conversionWebhook?: ConversionWebhookOptions;
 }
 
 /** A running operator. */
@@ -130,9 +136,19 @@ export function startOperator(opts: OperatorOptions): RunningOperator {
     failures: manager.writeFailures,
   });
   const abort = new AbortController();
+  let webhook: ConversionWebhook | undefined;
   // The controllers are registered once the cluster identity is known: every replica reads the
   // same one, before it can lead, so no bucket is ever tagged without it.
   const run = async (): Promise<void> => {
+    if (opts.conversionWebhook) {
+      // Served from the start, before the cluster identity or leadership: conversion is not leader-only.
+      const served = setupConversionWebhook(manager, { client, logger: opts.logger, fieldManager: OPERATOR_NAME }, opts.conversionWebhook);
+      webhook = served;
+      // Drains from the moment a stop is asked for, beside the controllers' drain.
+      abort.signal.addEventListener('abort', () => served.drain(), { once: true });
+      const address = await served.start();
+      opts.logger.info({ port: address.port }, 'Serving the conversion webhook');
+    }
     const clusterId = opts.clusterId ?? (await readClusterId(client, abort.signal));
     setupBucketControllers(manager, {
       writer: kubeWriter(client, OPERATOR_NAME),
@@ -146,7 +162,8 @@ export function startOperator(opts: OperatorOptions): RunningOperator {
     opts.logger.info({ msg: 'cluster identity', clusterId });
     await manager.start(abort.signal);
   };
-  const done = run().finally(() => {
+  const done = run().finally(async () => {
+    await webhook?.stop();
     clients.close();
     client.close();
     leaseClient.close();

@@ -100,8 +100,34 @@ describe('combineVersions', () => {
     });
   }
 
-  it('is refused by renderCrd until the conversion webhook is rendered', () => {
+  it('is refused by renderCrd without a conversion webhook', () => {
     const both = combineVersions([v1.StorageBucketDefinition, v2.StorageBucketDefinition]);
     expect(() => renderCrd(both)).to.throw(/StorageBucket has 2 versions; serving several needs the conversion webhook/);
+  });
+
+  describe('rendered with a conversion webhook', () => {
+    const both = combineVersions([v1.StorageBucketDefinition, v2.StorageBucketDefinition]);
+    const cases: Record<string, { args: Parameters<typeof renderCrd>[2]; want: Obj }> = {
+      'called through the operator Service, /convert by default': {
+        args: { conversionWebhook: { service: { namespace: 'ops', name: 'bucketoperator-webhook', port: 9443 } } },
+        want: { service: { namespace: 'ops', name: 'bucketoperator-webhook', path: '/convert', port: 9443 } },
+      },
+      'called by URL': { args: { conversionWebhook: { url: 'https://127.0.0.1:9443/convert' } }, want: { url: 'https://127.0.0.1:9443/convert' } },
+    };
+    for (const [name, { args, want }] of Object.entries(cases)) {
+      it(name, () => {
+        const crd = renderCrd(both, {}, args) as Obj;
+        expect(crd['spec']['versions'].map((v: Obj) => [v['name'], v['served'], v['storage']])).to.deep.equal([
+          ['v1', true, true],
+          ['v2', true, false],
+        ]);
+        // No caBundle: the operator injects it, and a rendered one would fight it on every apply.
+        expect(crd['spec']['conversion']).to.deep.equal({ strategy: 'Webhook', webhook: { conversionReviewVersions: ['v1'], clientConfig: want } });
+      });
+    }
+
+    it('a single version without the option renders no conversion (what dist/ ships)', () => {
+      expect((renderCrd(v1.StorageBucketDefinition) as Obj)['spec']['conversion']).to.equal(undefined);
+    });
   });
 });

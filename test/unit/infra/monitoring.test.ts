@@ -11,6 +11,7 @@ import { operatorDashboard } from '../../../infra/grafana-dashboard';
 import { operatorRuleGroups, type RuleGroup } from '../../../infra/prometheus-rule';
 import { OPERATOR_METRIC_NAMES, RuntimeMetric } from '../../../operator/api/metric-names';
 import { BucketLifecycleMetrics } from '../../../operator/bucket/lifecycle-metrics';
+import { ConversionMetrics } from '../../../operator/conversion/metrics';
 import { ProviderClients } from '../../../operator/provider-client';
 import { Metrics } from '../../../operator/runtime/metrics';
 import { WriteFailureReporter } from '../../../operator/runtime/write-failures';
@@ -58,6 +59,7 @@ async function servedNames(): Promise<Set<string>> {
   const clients = new ProviderClients({ registry });
   driftScanFailures(registry);
   new BucketLifecycleMetrics({ registry, informer: { cache: { list: () => [] }, addEventHandler: () => undefined } });
+  new ConversionMetrics({ registry });
   clients.close();
   const out = new Set<string>();
   for (const m of await registry.getMetricsAsJSON()) {

@@ -1,0 +1,98 @@
+/**
+ * {@link CertStore} on the API server: the webhook Secret in the operator's namespace and the
+ * caBundle of the CRDs the webhook converts for.
+ */
+import { isNotFound, type KubeClient, type KubeObject, type ResourceKind } from '../runtime';
+import type { CertStore, CrdConversion, StoredCerts } from './keeper';
+import type { CertData } from './secret-certs';
+
+/** Core v1 Secrets. */
+export const SECRET_KIND: ResourceKind = { group: '', version: 'v1', kind: 'Secret', plural: 'secrets', namespaced: true };
+/** CustomResourceDefinitions (cluster-scoped). */
+export const CRD_KIND: ResourceKind = {
+  group: 'apiextensions.k8s.io',
+  version: 'v1',
+  kind: 'CustomResourceDefinition',
+  plural: 'customresourcedefinitions',
+  namespaced: false,
+};
+
+/** The part of KubeClient the store uses. */
+export type StoreClient = Pick<KubeClient, 'get' | 'create' | 'update' | 'patch'>;
+
+/** Where the store reads and writes. */
+export interface KubeCertStoreOptions {
+  readonly client: StoreClient;
+  readonly namespace: string;
+  readonly secretName: string;
+  /** Names of the CRDs whose caBundle is kept. */
+  readonly crdNames: readonly string[];
+  /** Labels of the Secret when it is created. */
+  readonly labels: Readonly<Record<string, string>>;
+  readonly fieldManager: string;
+}
+
+interface SecretJson extends KubeObject {
+  type?: string;
+  data?: Record<string, string>;
+}
+
+interface CrdJson extends KubeObject {
+  spec?: { conversion?: { strategy?: string; webhook?: { clientConfig?: { caBundle?: string } } } };
+}
+
+/** Decodes a Secret's base64 `data`. */
+export function decodeSecretData(data: Readonly<Record<string, string>> | undefined): CertData {
+  return Object.fromEntries(Object.entries(data ?? {}).map(([k, v]) => [k, Buffer.from(v, 'base64').toString('utf8')]));
+}
+
+/** The webhook's {@link CertStore} on the API server. */
+export function kubeCertStore(opts: KubeCertStoreOptions): CertStore {
+  const { client, namespace, secretName } = opts;
+  const encode = (data: CertData) => Object.fromEntries(Object.entries(data).map(([k, v]) => [k, Buffer.from(v, 'utf8').toString('base64')]));
+  return {
+    async read(): Promise<StoredCerts | undefined> {
+      try {
+        const secret = await client.get<SecretJson>(SECRET_KIND, namespace, secretName);
+        return { data: decodeSecretData(secret.data), resourceVersion: secret.metadata?.resourceVersion ?? '' };
+      } catch (err) {
+        if (isNotFound(err)) return undefined;
+        throw err;
+      }
+    },
+    async write(data, resourceVersion) {
+      const secret: SecretJson = {
+        metadata: { name: secretName, namespace, labels: { ...opts.labels }, ...(resourceVersion ? { resourceVersion } : {}) },
+        // kubernetes.io/tls so tools recognise tls.crt and tls.key; ca.crt and ca.key ride along.
+        type: 'kubernetes.io/tls',
+        data: encode(data),
+      };
+      if (resourceVersion === undefined) await client.create(SECRET_KIND, secret, { fieldManager: opts.fieldManager });
+      else await client.update(SECRET_KIND, secret, { fieldManager: opts.fieldManager });
+    },
+    async crds(): Promise<CrdConversion[]> {
+      const out: CrdConversion[] = [];
+      for (const name of opts.crdNames) {
+        let crd: CrdJson;
+        try {
+          crd = await client.get<CrdJson>(CRD_KIND, '', name);
+        } catch (err) {
+          if (isNotFound(err)) continue;
+          throw err;
+        }
+        const conversion = crd.spec?.conversion;
+        const caBundle = conversion?.webhook?.clientConfig?.caBundle;
+        out.push({
+          name,
+          webhook: conversion?.strategy === 'Webhook',
+          caBundle: caBundle === undefined ? undefined : Buffer.from(caBundle, 'base64').toString('utf8'),
+        });
+      }
+      return out;
+    },
+    async setCaBundle(name, caBundle) {
+      const patch = { spec: { conversion: { webhook: { clientConfig: { caBundle: Buffer.from(caBundle, 'utf8').toString('base64') } } } } };
+      await client.patch(CRD_KIND, '', name, patch, 'merge', { fieldManager: opts.fieldManager });
+    },
+  };
+}

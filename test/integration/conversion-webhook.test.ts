@@ -1,0 +1,394 @@
+/**
+ * The conversion webhook on a real control plane: both CRDs serve v1 and v2 (rendered with
+ * combineVersions and `strategy: Webhook`, the API server calling the operator by URL on
+ * loopback), the operator runs in-process with the webhook on, makes its certificates and
+ * injects the caBundle, and kubectl reads and edits the same objects in both versions.
+ *
+ * The operator watches a namespace of its own, so its controllers leave the test's objects
+ * alone (no provider runs here): what is checked is the API machinery end to end.
+ *
+ * The last test runs a whole CA rotation (short-lived certificates) under v2 traffic through the
+ * API server, two replicas behind one address, one stopped during it. It proves that the
+ * designed sequence fails no conversion on a real API server; it does not prove that each wait
+ * is needed: on one machine the API server and the replicas pick changes up within
+ * milliseconds, so even a rotation without overlaps passes here. The overlaps are proved by the
+ * unit tests, which model readers that lag (test/unit/conversion/secret-certs.test.ts).
+ */
+import { expect } from 'chai';
+import { X509Certificate } from 'node:crypto';
+import { connect, createServer, type Server } from 'node:net';
+import { renderCrd } from '../../infra/crd';
+import { COMMON_LABELS } from '../../infra/labels';
+import * as v1 from '../../operator/api/v1';
+import * as v2 from '../../operator/api/v2';
+import { combineVersions } from '../../operator/api/versions';
+import { BucketMetric } from '../../operator/api/metric-names';
+import { startOperator, type RunningOperator } from '../../operator/operator';
+import { KubeClient } from '../../operator/runtime/client';
+import { createLogger } from '../../operator/runtime/logging';
+import type { ControlPlane } from '../support/control-plane';
+import { eventually } from '../support/eventually';
+import { apply, getJson, kubectlOk } from '../support/kube';
+import { freePort } from '../support/ports';
+import { freshNamespace, sharedControlPlane } from './setup';
+
+const BUCKETS_V2 = `storagebuckets.${v2.VERSION}.${v2.GROUP}`;
+const BUCKETS_V1 = `storagebuckets.${v1.VERSION}.${v1.GROUP}`;
+const CONFIGS_V2 = `bucketproviderconfigs.${v2.VERSION}.${v2.GROUP}`;
+const CONFIGS_V1 = `bucketproviderconfigs.${v1.VERSION}.${v1.GROUP}`;
+const SECRET = 'bucketoperator-webhook-cert';
+const PAIRS = [
+  [v1.StorageBucketDefinition, v2.StorageBucketDefinition],
+  [v1.BucketProviderConfigDefinition, v2.BucketProviderConfigDefinition],
+] as const;
+const crdName = (def: v1.ApiDefinition) => `${def.plural}.${def.group}`;
+
+interface Obj {
+  metadata: { name: string; uid: string; labels?: Record<string, string>; annotations?: Record<string, string> };
+  spec: Record<string, unknown>;
+}
+interface CrdJson {
+  metadata: Record<string, unknown>;
+  spec: { conversion?: { webhook?: { clientConfig?: { url?: string; caBundle?: string } } } };
+  status?: { conditions?: Array<{ type: string; status: string }> };
+}
+
+/** The CRD of `defs` serving both versions, converted by the webhook at `url`. */
+function variant(defs: readonly [v1.ApiDefinition, v1.ApiDefinition], url: string) {
+  return renderCrd(combineVersions(defs), { ...COMMON_LABELS }, { conversionWebhook: { url } });
+}
+
+/** Annotations the API server or kubectl add, which say nothing about conversion. */
+function userAnnotations(o: Obj): Record<string, string> {
+  return Object.fromEntries(Object.entries(o.metadata.annotations ?? {}).filter(([k]) => k !== 'kubectl.kubernetes.io/last-applied-configuration'));
+}
+
+describe('conversion webhook on a real control plane', function () {
+  this.timeout(120_000);
+  let cp: ControlPlane;
+  let ns = '';
+  let opNs = '';
+  let url = '';
+  let op: RunningOperator | undefined;
+  const saved = new Map<string, CrdJson | undefined>();
+
+  const get = (resource: string, name: string, namespace = ns) => getJson<Obj>(cp, resource, name, namespace);
+  const must = async (resource: string, name: string, namespace = ns): Promise<Obj> => {
+    const o = await get(resource, name, namespace);
+    if (!o) throw new Error(`${resource} ${name} not found`);
+    return o;
+  };
+
+  before(async () => {
+    cp = await sharedControlPlane();
+    ns = await freshNamespace(cp, 'conversion');
+    opNs = await freshNamespace(cp, 'conversion-op');
+    const port = await freePort();
+    url = `https://127.0.0.1:${port}/convert`;
+    for (const [old, next] of PAIRS) {
+      saved.set(crdName(old), await getJson<CrdJson>(cp, 'crd', crdName(old), ''));
+      await kubectlOk(
+        cp,
+        ['apply', '--server-side', '--force-conflicts', '--field-manager=conversion-test', '-f', '-'],
+        JSON.stringify(variant([old, next], url)),
+      );
+    }
+    await kubectlOk(cp, ['wait', '--for=condition=Established', '--timeout=60s', ...PAIRS.map(([d]) => `crd/${crdName(d)}`)]);
+    op = startOperator({
+      restConfig: cp.restConfig(),
+      logger: createLogger({ level: process.env['CONVERSION_LOG'] === '1' ? 'debug' : 'silent' }),
+      leaderElection: false,
+      watchNamespace: opNs,
+      clusterId: 'conversion-test',
+      metricsBindAddress: '0',
+      healthProbeBindAddress: '0',
+      conversionWebhook: {
+        port,
+        host: '127.0.0.1',
+        namespace: opNs,
+        serviceName: 'bucketoperator-webhook',
+        secretName: SECRET,
+        ipAddresses: ['127.0.0.1'],
+      },
+    });
+    await op.manager.elected();
+  });
+
+  after(async () => {
+    await op?.stop();
+    // Back to the CRDs the other tests of this run expect: v1 only, no webhook.
+    for (const [def] of PAIRS) {
+      const before = saved.get(crdName(def));
+      const restore = before
+        ? { ...before, metadata: { ...before.metadata, resourceVersion: undefined, managedFields: undefined }, status: undefined }
+        : renderCrd(def, { ...COMMON_LABELS });
+      await kubectlOk(cp, ['replace', '-f', '-'], JSON.stringify(restore));
+    }
+  });
+
+  it("the operator makes a CA and serving certificate in its Secret and injects the CA into both CRDs' caBundle", async () => {
+    const secret = await eventually(() => getJson<{ type: string; data?: Record<string, string> }>(cp, 'secret', SECRET, opNs), {
+      description: 'the webhook Secret',
+      timeoutMs: 30_000,
+    });
+    expect(secret.type).to.equal('kubernetes.io/tls');
+    expect(Object.keys(secret.data ?? {}).sort()).to.deep.equal(['ca.crt', 'ca.key', 'tls.crt', 'tls.key']);
+    const ca = secret.data?.['ca.crt'];
+    const serving = new X509Certificate(Buffer.from(secret.data?.['tls.crt'] ?? '', 'base64'));
+    expect(serving.checkIP('127.0.0.1')).to.equal('127.0.0.1');
+    expect(serving.checkHost(`bucketoperator-webhook.${opNs}.svc`)).to.not.equal(undefined);
+    for (const [def] of PAIRS) {
+      await eventually(async () => (await getJson<CrdJson>(cp, 'crd', crdName(def), ''))?.spec.conversion?.webhook?.clientConfig?.caBundle === ca, {
+        description: `${crdName(def)} to carry the caBundle`,
+        timeoutMs: 30_000,
+      });
+    }
+  });
+
+  it('a StorageBucket created in v1 is read and edited in v2 and read back in v1, nothing lost', async () => {
+    await apply(cp, {
+      apiVersion: v1.API_VERSION,
+      kind: 'StorageBucket',
+      metadata: { name: 'logs', namespace: ns, labels: { team: 'a' }, annotations: { 'example.com/note': 'keep me' } },
+      spec: { region: 'eu-west-1', sizeGB: 3, encrypted: true, providerRef: { name: 'default' }, deletionPolicy: 'Orphan', managementPolicy: 'Full' },
+    });
+    const original = await must(BUCKETS_V1, 'logs');
+    // The API server may take a moment to trust the injected caBundle.
+    const asV2 = await eventually(() => get(BUCKETS_V2, 'logs'), { description: 'the bucket read as v2', timeoutMs: 30_000 });
+    expect(asV2.spec).to.deep.equal({
+      forProvider: { region: 'eu-west-1', size: '3G', encrypted: true },
+      providerConfigRef: { name: 'default' },
+      deletionPolicy: 'Orphan',
+      managementPolicy: 'Full',
+    });
+    expect(asV2.metadata.uid).to.equal(original.metadata.uid);
+    expect(asV2.metadata.labels).to.deep.equal({ team: 'a' });
+    expect(userAnnotations(asV2)).to.deep.equal({ 'example.com/note': 'keep me' });
+
+    // An edit in v2 that v1 cannot spell (sizes only grow): served as whole GB, rounded up, the spelling kept.
+    await kubectlOk(cp, ['patch', BUCKETS_V2, 'logs', '-n', ns, '--type=merge', '-p', '{"spec":{"forProvider":{"size":"3500M"}}}']);
+    const edited = await must(BUCKETS_V1, 'logs');
+    expect(edited.spec).to.deep.equal({ ...original.spec, sizeGB: 4 });
+    expect(userAnnotations(edited)).to.deep.equal({ 'example.com/note': 'keep me', [v1.V2_SIZE_ANNOTATION]: '3500M' });
+    const editedV2 = await must(BUCKETS_V2, 'logs');
+    expect((editedV2.spec['forProvider'] as Record<string, unknown>)['size']).to.equal('3500M');
+    expect(userAnnotations(editedV2)).to.deep.equal({ 'example.com/note': 'keep me' });
+
+    // A metadata edit through v2 is a v1 -> v2 -> v1 round trip of the whole object: nothing else changes.
+    await kubectlOk(cp, ['label', BUCKETS_V2, 'logs', '-n', ns, 'stage=prod']);
+    const back = await must(BUCKETS_V1, 'logs');
+    expect(back.spec).to.deep.equal(edited.spec);
+    expect(userAnnotations(back)).to.deep.equal(userAnnotations(edited));
+    expect(back.metadata.labels).to.deep.equal({ team: 'a', stage: 'prod' });
+  });
+
+  it('a StorageBucket created in v2 is stored as v1 and reads the same in both', async () => {
+    await apply(cp, {
+      apiVersion: v2.API_VERSION,
+      kind: 'StorageBucket',
+      metadata: { name: 'made-in-v2', namespace: ns },
+      spec: { forProvider: { region: 'us-east-1', size: '0.5T' }, providerConfigRef: { name: 'other' } },
+    });
+    const asV1 = await must(BUCKETS_V1, 'made-in-v2');
+    expect(asV1.spec).to.deep.include({ region: 'us-east-1', sizeGB: 500, providerRef: { name: 'other' } });
+    expect(userAnnotations(asV1)).to.deep.equal({ [v1.V2_SIZE_ANNOTATION]: '0.5T' });
+    const asV2 = await must(BUCKETS_V2, 'made-in-v2');
+    expect((asV2.spec['forProvider'] as Record<string, unknown>)['size']).to.equal('0.5T');
+    // A list in v2 converts every object.
+    const list = JSON.parse(await kubectlOk(cp, ['get', BUCKETS_V2, '-n', ns, '-o', 'json'])) as { items: Obj[] };
+    expect(list.items.map((i) => i.metadata.name).sort()).to.deep.equal(['logs', 'made-in-v2']);
+  });
+
+  it('a BucketProviderConfig created in v1 is read and edited in v2', async () => {
+    await apply(cp, {
+      apiVersion: v1.API_VERSION,
+      kind: 'BucketProviderConfig',
+      metadata: { name: 'cfg', namespace: ns },
+      spec: { endpoint: 'https://storage.example.com', secretRef: { name: 'creds', key: 'apiKey' } },
+    });
+    const asV2 = await must(CONFIGS_V2, 'cfg');
+    // insecure: false is v1's default, applied when the object was created.
+    expect(asV2.spec).to.deep.equal({ endpoint: 'https://storage.example.com', secretRef: { name: 'creds', key: 'apiKey' }, insecure: false });
+    await kubectlOk(cp, ['patch', CONFIGS_V2, 'cfg', '-n', ns, '--type=merge', '-p', '{"spec":{"endpoint":"https://other.example.com"}}']);
+    expect((await must(CONFIGS_V1, 'cfg')).spec['endpoint']).to.equal('https://other.example.com');
+  });
+
+  it('counts the conversions by version pair', async () => {
+    const text = (await op?.registry.metrics()) ?? '';
+    const value = (from: string, to: string) =>
+      Number(new RegExp(`^${BucketMetric.conversionRequests}\\{from="${from}",to="${to}",result="success"\\} (\\d+)$`, 'm').exec(text)?.[1] ?? 0);
+    expect(value('v1', 'v2')).to.be.greaterThan(0);
+    expect(value('v2', 'v1')).to.be.greaterThan(0);
+  });
+
+  it('with the webhook unreachable: v2 fails with a message naming the webhook, v1 works, and the operator keeps reconciling', async () => {
+    const dead = `https://127.0.0.1:${await freePort()}/convert`;
+    const setUrl = (to: string) =>
+      Promise.all(
+        PAIRS.map(([d]) =>
+          kubectlOk(cp, [
+            'patch',
+            'crd',
+            crdName(d),
+            '--type=merge',
+            '-p',
+            JSON.stringify({ spec: { conversion: { webhook: { clientConfig: { url: to } } } } }),
+          ]),
+        ),
+      );
+    await setUrl(dead);
+    try {
+      const failed = await eventually(
+        async () => {
+          const res = await cp.kubectl(['get', BUCKETS_V2, 'logs', '-n', ns, '-o', 'json']);
+          return res.code !== 0 ? res.stderr : undefined;
+        },
+        { description: 'a v2 read to fail', timeoutMs: 30_000 },
+      );
+      // The API server's words: which webhook, for which kind, and why it could not be reached.
+      expect(failed).to.match(/conversion webhook for storage\.avalonhosting\.example\/v1, Kind=StorageBucket failed: .*connection refused/);
+      expect((await must(BUCKETS_V1, 'logs')).spec['sizeGB']).to.equal(4);
+      // The operator reads and writes v1 only: a config in its namespace still gets a status.
+      await apply(cp, {
+        apiVersion: v1.API_VERSION,
+        kind: 'BucketProviderConfig',
+        metadata: { name: 'while-down', namespace: opNs },
+        spec: { endpoint: 'https://storage.example.com', secretRef: { name: 'missing' } },
+      });
+      await eventually(
+        async () => {
+          const cfg = await getJson<{ metadata: { generation: number }; status?: { observedGeneration?: number } }>(
+            cp,
+            CONFIGS_V1,
+            'while-down',
+            opNs,
+          );
+          return cfg?.status?.observedGeneration === cfg?.metadata.generation;
+        },
+        { description: 'the operator to reconcile a config while the webhook is unreachable', timeoutMs: 30_000 },
+      );
+    } finally {
+      await setUrl(url);
+    }
+  });
+
+  it('a CA rotation under constant conversion traffic, with a replica stopped during it: zero failed conversions', async function () {
+    this.timeout(240_000);
+    // The first operator goes; two replicas behind one address take over with short-lived
+    // certificates (their own Secret), so a whole CA rotation happens within a minute.
+    await op?.stop();
+    op = undefined;
+    await apply(cp, {
+      apiVersion: v1.API_VERSION,
+      kind: 'StorageBucket',
+      metadata: { name: 'rotating', namespace: ns },
+      spec: { region: 'eu-west-1', sizeGB: 1, providerRef: { name: 'default' } },
+    });
+    const policy = { caValidityMs: 60_000, servingValidityMs: 30_000, renewFraction: 2 / 3, overlapMs: 4_000 };
+    const backends = [await freePort(), await freePort()];
+    const replicas = backends.map((port, i) =>
+      startOperator({
+        restConfig: cp.restConfig(),
+        logger: createLogger({ level: process.env['CONVERSION_LOG'] === '1' ? 'debug' : 'silent' }),
+        leaderElection: true,
+        leaderElectionNamespace: opNs,
+        leaderElectionId: 'conversion-rotation',
+        identity: `replica-${i}`,
+        watchNamespace: opNs,
+        clusterId: 'conversion-test',
+        metricsBindAddress: '0',
+        healthProbeBindAddress: '0',
+        conversionWebhook: {
+          port,
+          host: '127.0.0.1',
+          namespace: opNs,
+          serviceName: 'bucketoperator-webhook',
+          secretName: 'rotation-cert',
+          ipAddresses: ['127.0.0.1'],
+          policy,
+          drainMs: 2_000,
+        },
+      }),
+    );
+    // kube-proxy's part: each new connection to the address goes to a ready replica, and stays there.
+    let next = 0;
+    const sockets = new Set<import('node:net').Socket>();
+    const ready = async (i: number) => (await replicas[i]!.manager.readyz.run({ only: 'conversion-webhook' }))?.[0]?.ok === true;
+    const proxy: Server = createServer((client) => {
+      client.pause();
+      void (async () => {
+        const candidates: number[] = [];
+        for (const i of [0, 1]) if (await ready(i)) candidates.push(i);
+        const pick = candidates[next++ % Math.max(1, candidates.length)];
+        if (pick === undefined) return client.destroy();
+        const upstream = connect(backends[pick]!, '127.0.0.1');
+        sockets.add(client).add(upstream);
+        upstream.on('error', () => client.destroy());
+        client.on('error', () => upstream.destroy());
+        client.pipe(upstream).pipe(client);
+        client.resume();
+      })();
+    });
+    await new Promise<void>((resolve) => proxy.listen(Number(new URL(url).port), '127.0.0.1', resolve));
+    const client = new KubeClient({ restConfig: cp.restConfig(), userAgent: 'conversion-traffic', maxRetries: 0, qps: 0 });
+    const secretCas = async () =>
+      Buffer.from((await getJson<{ data?: Record<string, string> }>(cp, 'secret', 'rotation-cert', opNs))?.data?.['ca.crt'] ?? '', 'base64')
+        .toString()
+        .match(/-----BEGIN CERTIFICATE-----[\s\S]*?-----END CERTIFICATE-----/g) ?? [];
+    const bucketsV2 = { group: v2.GROUP, version: v2.VERSION, kind: 'StorageBucket', plural: 'storagebuckets', namespaced: true };
+    try {
+      // Until the API server trusts the new Secret's CA, v2 reads fail: wait for that before counting.
+      await eventually(
+        async () =>
+          (await client.get(bucketsV2, ns, 'rotating').then(
+            () => true,
+            () => false,
+          )) || undefined,
+        {
+          description: 'a v2 read through the replicas',
+          timeoutMs: 60_000,
+        },
+      );
+      const [firstCa] = await secretCas();
+      let stop = false;
+      let ok = 0;
+      const failures: string[] = [];
+      const traffic = async (id: number) => {
+        for (let i = 0; !stop; i++) {
+          try {
+            if (i % 5 === 0) await client.list(bucketsV2, { namespace: ns });
+            else await client.get(bucketsV2, ns, 'rotating');
+            ok++;
+          } catch (err) {
+            failures.push(`${id}-${i} at ${new Date().toISOString()}: ${err instanceof Error ? err.message : String(err)}`);
+          }
+          // Modest load: the machine is shared.
+          await new Promise((r) => setTimeout(r, 20));
+        }
+      };
+      const loops = [0, 1, 2].map(traffic);
+      // The rotation starts when the CA is two thirds through its minute: a second CA joins the bundle.
+      await eventually(async () => (await secretCas()).length === 2 || undefined, { description: 'a new CA beside the old', timeoutMs: 90_000 });
+      // SIGTERM to the replica that does not lead, while the rotation is under way.
+      const follower = replicas.findIndex((r) => !r.manager.isLeader());
+      await replicas[follower]!.stop();
+      await eventually(
+        async () => {
+          const cas = await secretCas();
+          return (cas.length === 1 && cas[0] !== firstCa) || undefined;
+        },
+        { description: 'the old CA dropped', timeoutMs: 60_000 },
+      );
+      await new Promise((r) => setTimeout(r, 3_000));
+      stop = true;
+      await Promise.all(loops);
+      expect(failures).to.deep.equal([]);
+      expect(ok).to.be.greaterThan(100);
+    } finally {
+      client.close();
+      await Promise.all(replicas.map((r) => r.stop()));
+      for (const socket of sockets) socket.destroy();
+      await new Promise((resolve) => proxy.close(resolve));
+    }
+  });
+});

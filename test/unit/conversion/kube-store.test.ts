@@ -1,0 +1,100 @@
+import { expect } from 'chai';
+import { ApiError } from '../../../operator/runtime/api-errors';
+import { kubeCertStore, type StoreClient } from '../../../operator/conversion/kube-store';
+import type { KubeObject, ResourceKind } from '../../../operator/runtime/types';
+
+const b64 = (s: string) => Buffer.from(s).toString('base64');
+const notFound = () => new ApiError(404, 'NotFound', 'not found');
+
+interface Call {
+  readonly verb: string;
+  readonly kind: string;
+  readonly name?: string;
+  readonly body?: unknown;
+  readonly type?: string;
+}
+
+/** A client over fixed objects by `<plural>/<name>`, recording writes. */
+function fakeClient(objects: Record<string, KubeObject>) {
+  const calls: Call[] = [];
+  const client: StoreClient = {
+    get: async <T extends KubeObject>(kind: ResourceKind, _ns: string, name: string) => {
+      const obj = objects[`${kind.plural}/${name}`];
+      if (!obj) throw notFound();
+      return obj as T;
+    },
+    create: async <T extends KubeObject>(kind: ResourceKind, obj: T) => {
+      calls.push({ verb: 'create', kind: kind.kind, body: obj });
+      return obj;
+    },
+    update: async <T extends KubeObject>(kind: ResourceKind, obj: T) => {
+      calls.push({ verb: 'update', kind: kind.kind, body: obj });
+      return obj;
+    },
+    patch: async <T extends KubeObject>(kind: ResourceKind, _ns: string, name: string, body: unknown, type: string) => {
+      calls.push({ verb: 'patch', kind: kind.kind, name, body, type });
+      return {} as T;
+    },
+  };
+  return { client, calls };
+}
+
+const opts = { namespace: 'ops', secretName: 'cert', crdNames: ['a.g', 'b.g', 'gone.g'], labels: { managed: 'yes' }, fieldManager: 'op' };
+
+describe('webhook certificate store on the API server', () => {
+  it('reads an absent Secret as undefined, and a present one decoded with its resourceVersion', async () => {
+    expect(await kubeCertStore({ ...opts, client: fakeClient({}).client }).read()).to.equal(undefined);
+    const { client } = fakeClient({ 'secrets/cert': { metadata: { resourceVersion: '7' }, data: { 'ca.crt': b64('PEM') } } as KubeObject });
+    expect(await kubeCertStore({ ...opts, client }).read()).to.deep.equal({ data: { 'ca.crt': 'PEM' }, resourceVersion: '7' });
+  });
+
+  it('creates the Secret when there is none and replaces it conditionally otherwise', async () => {
+    const { client, calls } = fakeClient({});
+    const store = kubeCertStore({ ...opts, client });
+    await store.write({ 'tls.crt': 'C' }, undefined);
+    await store.write({ 'tls.crt': 'D' }, '9');
+    expect(calls).to.deep.equal([
+      {
+        verb: 'create',
+        kind: 'Secret',
+        body: { metadata: { name: 'cert', namespace: 'ops', labels: { managed: 'yes' } }, type: 'kubernetes.io/tls', data: { 'tls.crt': b64('C') } },
+      },
+      {
+        verb: 'update',
+        kind: 'Secret',
+        body: {
+          metadata: { name: 'cert', namespace: 'ops', labels: { managed: 'yes' }, resourceVersion: '9' },
+          type: 'kubernetes.io/tls',
+          data: { 'tls.crt': b64('D') },
+        },
+      },
+    ]);
+  });
+
+  it('reports which CRDs convert by webhook and their caBundle, skipping a CRD that does not exist', async () => {
+    const { client } = fakeClient({
+      'customresourcedefinitions/a.g': {
+        spec: { conversion: { strategy: 'Webhook', webhook: { clientConfig: { caBundle: b64('CA') } } } },
+      } as KubeObject,
+      'customresourcedefinitions/b.g': { spec: { conversion: { strategy: 'None' } } } as KubeObject,
+    });
+    expect(await kubeCertStore({ ...opts, client }).crds()).to.deep.equal([
+      { name: 'a.g', webhook: true, caBundle: 'CA' },
+      { name: 'b.g', webhook: false, caBundle: undefined },
+    ]);
+  });
+
+  it('sets a caBundle with a merge patch of that one field', async () => {
+    const { client, calls } = fakeClient({});
+    await kubeCertStore({ ...opts, client }).setCaBundle('a.g', 'NEW');
+    expect(calls).to.deep.equal([
+      {
+        verb: 'patch',
+        kind: 'CustomResourceDefinition',
+        name: 'a.g',
+        type: 'merge',
+        body: { spec: { conversion: { webhook: { clientConfig: { caBundle: b64('NEW') } } } } },
+      },
+    ]);
+  });
+});

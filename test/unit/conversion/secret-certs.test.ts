@@ -1,0 +1,131 @@
+import { expect } from 'chai';
+import { X509Certificate } from 'node:crypto';
+import { serviceDnsNames } from '../../../operator/conversion/certificates';
+import { planRotation, type CertPolicy, type RotationStep } from '../../../operator/conversion/rotation';
+import {
+  applyRotation,
+  CertSecretKey,
+  readCertFacts,
+  servingCredentials,
+  type CertData,
+  type ServingNames,
+} from '../../../operator/conversion/secret-certs';
+
+const MIN = 60_000;
+const H = 60 * MIN;
+const DAY = 24 * H;
+const START = Date.parse('2026-12-02T00:00:00Z');
+const names: ServingNames = {
+  commonName: 'bucketoperator-webhook',
+  dnsNames: serviceDnsNames('bucketoperator-webhook', 'bucketoperator-system'),
+  ipAddresses: ['127.0.0.1'],
+};
+/** Short lifetimes so a few months hold several CA rotations. */
+const policy: CertPolicy = { caValidityMs: 30 * DAY, servingValidityMs: 9 * DAY, renewFraction: 2 / 3, overlapMs: H };
+
+/** Plans and applies at `now` until the planner keeps; returns the data and the steps taken. */
+function converge(data: CertData | undefined, now: number): { data: CertData; steps: RotationStep['kind'][]; recheckAt: number } {
+  const steps: RotationStep['kind'][] = [];
+  for (let i = 0; i < 5; i++) {
+    const step = planRotation(readCertFacts(data, names), now, policy);
+    if (step.kind === 'keep') {
+      if (!data) throw new Error('kept nothing');
+      return { data, steps, recheckAt: step.recheckAt };
+    }
+    steps.push(step.kind);
+    data = applyRotation(step, data, now, policy, names);
+  }
+  throw new Error(`no convergence at ${new Date(now).toISOString()}: ${steps.join(', ')}`);
+}
+
+function bundle(data: CertData): X509Certificate[] {
+  return (data[CertSecretKey.caBundle]?.match(/-----BEGIN CERTIFICATE-----[\s\S]*?-----END CERTIFICATE-----\n/g) ?? []).map(
+    (p) => new X509Certificate(p),
+  );
+}
+
+/** `cert` is valid at `at` and chains to a CA of `cas` that is valid at `at`, as a TLS client with that caBundle checks. */
+function trusted(cert: X509Certificate, cas: readonly X509Certificate[], at: number): boolean {
+  const valid = (x: X509Certificate) => Date.parse(x.validFrom) <= at && at <= Date.parse(x.validTo);
+  return valid(cert) && cas.some((ca) => valid(ca) && cert.checkIssued(ca) && cert.verify(ca.publicKey));
+}
+
+describe('webhook certificates in their Secret', () => {
+  it('a fresh Secret: CA and serving certificate, then nothing to do', () => {
+    const { data, steps } = converge(undefined, START);
+    expect(steps).to.deep.equal(['create']);
+    expect(Object.keys(data).sort()).to.deep.equal(['ca.crt', 'ca.key', 'tls.crt', 'tls.key']);
+    const creds = servingCredentials(data);
+    if (!creds) throw new Error('no credentials');
+    const cert = new X509Certificate(creds.cert);
+    expect(trusted(cert, bundle(data), START)).to.equal(true);
+    expect(cert.checkIP('127.0.0.1')).to.equal('127.0.0.1');
+    expect(cert.checkHost('bucketoperator-webhook.bucketoperator-system.svc')).to.not.equal(undefined);
+  });
+
+  it('over 100 days of rotations, every certificate a replica may still serve is trusted by every caBundle the API server may still hold', () => {
+    // A replica (or the API server) may act on what the Secret held up to `lag` ago: less
+    // than the overlap, as the policy promises.
+    const lag = 45 * MIN;
+    const history: { at: number; data: CertData }[] = [];
+    let now = START;
+    let data: CertData | undefined;
+    const rotations: string[] = [];
+    while (now < START + 100 * DAY) {
+      const result = converge(data, now);
+      if (result.steps.length > 0) {
+        history.push({ at: now, data: result.data });
+        rotations.push(...result.steps);
+      }
+      data = result.data;
+      expect(bundle(data).length, 'CAs in the bundle').to.be.at.most(2);
+      // Check just after the change, once the lag has passed, and at the next planned time.
+      for (const at of [now, now + lag, result.recheckAt - 1]) {
+        const window = history.filter((h, i) => h.at <= at && (history[i + 1]?.at ?? Infinity) >= at - lag);
+        for (const served of window) {
+          for (const seen of window) {
+            const cert = new X509Certificate(served.data[CertSecretKey.cert] ?? '');
+            expect(trusted(cert, bundle(seen.data), at), `at ${new Date(at).toISOString()}`).to.equal(true);
+          }
+        }
+      }
+      now = Math.min(result.recheckAt, now + 3 * DAY);
+    }
+    // Several full CA rotations happened, each as add -> switch -> drop.
+    const caRotations = rotations.filter((s) => s === 'addCa').length;
+    expect(caRotations).to.be.at.least(4);
+    expect(rotations.filter((s) => s === 'dropOldCas').length).to.be.at.least(caRotations - 1);
+    expect(rotations.filter((s) => s === 'create')).to.have.length(1);
+  });
+
+  it('reads broken data as unusable or as a serving certificate to replace, never by quoting a key', () => {
+    const { data } = converge(undefined, START);
+    const other = converge(undefined, START).data;
+    const facts = (d: CertData) => readCertFacts(d, names);
+    expect(facts({ [CertSecretKey.caBundle]: 'garbage' })).to.deep.equal({ kind: 'unusable', reason: 'ca.crt holds no certificate' });
+    expect(facts({ ...data, [CertSecretKey.caKey]: 'not a key' })).to.deep.equal({
+      kind: 'unusable',
+      reason: 'ca.key is missing or not a private key',
+    });
+    const wrongKey = facts({ ...data, [CertSecretKey.key]: other[CertSecretKey.key] ?? '' });
+    expect(wrongKey.kind === 'present' && wrongKey.serving?.keyMatches).to.equal(false);
+    const foreign = facts({ ...data, [CertSecretKey.cert]: other[CertSecretKey.cert] ?? '' });
+    expect(foreign.kind === 'present' && foreign.serving?.issuer).to.equal(-1);
+    const renamed = readCertFacts(data, { ...names, dnsNames: serviceDnsNames('renamed', 'bucketoperator-system') });
+    expect(renamed.kind === 'present' && renamed.serving?.namesMatch).to.equal(false);
+    const noIp = readCertFacts(data, { ...names, ipAddresses: [] });
+    expect(noIp.kind === 'present' && noIp.serving?.namesMatch).to.equal(false);
+    const keyOfOtherCa = facts({ ...data, [CertSecretKey.caKey]: other[CertSecretKey.caKey] ?? '' });
+    expect(planRotation(keyOfOtherCa, START, policy)).to.deep.equal({ kind: 'create', reason: 'no CA in the bundle matches the CA key' });
+  });
+
+  it('a renamed Service gets a serving certificate from the same CA', () => {
+    const { data } = converge(undefined, START);
+    const renamedNames = { ...names, dnsNames: serviceDnsNames('renamed', 'bucketoperator-system') };
+    const step = planRotation(readCertFacts(data, renamedNames), START + H, policy);
+    expect(step).to.deep.equal({ kind: 'issueServing', reason: 'the serving certificate names other hosts' });
+    const next = applyRotation(step, data, START + H, policy, renamedNames);
+    expect(next[CertSecretKey.caBundle]).to.equal(data[CertSecretKey.caBundle]);
+    expect(new X509Certificate(next[CertSecretKey.cert] ?? '').checkHost('renamed.bucketoperator-system.svc')).to.not.equal(undefined);
+  });
+});
