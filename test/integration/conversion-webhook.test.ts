@@ -284,7 +284,9 @@ describe('conversion webhook on a real control plane', function () {
       metadata: { name: 'rotating', namespace: ns },
       spec: { region: 'eu-west-1', sizeGB: 1, providerRef: { name: 'default' } },
     });
-    const policy = { caValidityMs: 60_000, servingValidityMs: 30_000, renewFraction: 2 / 3, overlapMs: 4_000 };
+    // An 8 s overlap (the shortest checkCertPolicy allows with these lives is under 8.4 s): a
+    // CI machine under load may take seconds to hand the API server a new caBundle.
+    const policy = { caValidityMs: 60_000, servingValidityMs: 50_000, renewFraction: 2 / 3, overlapMs: 8_000 };
     const backends = [await freePort(), await freePort()];
     const replicas = backends.map((port, i) =>
       startOperator({
