@@ -9,7 +9,7 @@ import { isAlreadyExists, keyOf, type Cache, type KubeObject, type ResourceKind 
 import { SECRET, SERVICE } from './kinds';
 import { desiredSecret, desiredService, isControlledBy, secretNeedsApply, serviceNeedsApply, type OwnedSecret } from './owned';
 import { EventReason } from './reasons';
-import type { EventSink, ObjectWriter } from './writer';
+import { settled, type EventSink, type ObjectWriter } from './writer';
 
 /** Caches and writers {@link OwnedObjects} uses. */
 export interface OwnedObjectsDeps {
@@ -31,11 +31,10 @@ export class OwnedObjects {
     const secret = desiredSecret(bucket, access);
     const service = desiredService(bucket, access);
     // Independent objects: written together, and both attempted even when one fails.
-    const results = await Promise.allSettled([
+    await settled(
       this.ensureOne(bucket, SECRET, secret, this.d.ownedSecrets, (live) => secretNeedsApply(secret, live)),
       this.ensureOne(bucket, SERVICE, service, this.d.services, (live) => serviceNeedsApply(service, live)),
-    ]);
-    for (const r of results) if (r.status === 'rejected') throw r.reason;
+    );
   }
 
   /**

@@ -46,7 +46,7 @@ import { EventReason } from './reasons';
 import { nextStatus, statusEqual, type StatusFacts } from './status';
 import { stepStatus, type StepFacts } from './step-status';
 import { operatorTags } from './tags';
-import type { EventSink, ObjectWriter, WriteFailures } from './writer';
+import { settled, type EventSink, type ObjectWriter, type WriteFailures } from './writer';
 
 /** Dependencies of {@link BucketReconciler}. */
 export interface BucketReconcilerDeps {
@@ -444,14 +444,4 @@ export class BucketReconciler implements Reconciler {
 function mustConnect(conn: Connection | undefined): Connection {
   if (!conn) throw new Error('a provider step was decided before connecting');
   return conn;
-}
-
-/**
- * Waits for every write and then throws the first failure in argument order: writes that do
- * not depend on each other go out together, and none is abandoned half-way because another
- * failed first.
- */
-async function settled(...writes: readonly (Promise<unknown> | undefined)[]): Promise<void> {
-  const results = await Promise.allSettled(writes);
-  for (const r of results) if (r.status === 'rejected') throw r.reason;
 }

@@ -55,3 +55,13 @@ export interface EventSink {
 export interface WriteFailures {
   report(what: { readonly resource: string; readonly verb: string }, err: unknown): void;
 }
+
+/**
+ * Waits for every write and then throws the first failure in argument order: writes that do
+ * not depend on each other go out together, and none is abandoned half-way because another
+ * failed first.
+ */
+export async function settled(...writes: readonly (Promise<unknown> | undefined)[]): Promise<void> {
+  const results = await Promise.allSettled(writes);
+  for (const r of results) if (r.status === 'rejected') throw r.reason;
+}
