@@ -5,7 +5,8 @@
  * readings a scenario takes: operator API requests by verb, provider calls, reconciles.
  */
 import { randomBytes } from 'node:crypto';
-import { mkdtempSync, readdirSync, rmSync, statSync, writeFileSync } from 'node:fs';
+import { spawn } from 'node:child_process';
+import { closeSync, mkdirSync, mkdtempSync, openSync, readdirSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import { loadavg, tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { KubeClient } from '../operator/runtime/client';
@@ -83,6 +84,10 @@ export class Bench {
   nodeOptions: readonly string[] = [];
   /** Operator flags for ours beyond the Deployment's (local-only ones, see deployment-invocation.ts). */
   oursFlags: Readonly<Record<string, string>> = {};
+  /** Set: kube-apiserver CPU profiles of each delete phase are written there (`go tool pprof`). */
+  apiServerProfileDir?: string;
+  /** Length of each kube-apiserver CPU profile. */
+  apiServerProfileSeconds = 10;
 
   private constructor(
     readonly cp: ControlPlane,
@@ -99,6 +104,29 @@ export class Bench {
     this.admin = new KubeClient({ restConfig: cp.restConfig(), maxSockets: 64, http2: false });
     this.buckets = new SharedInformer<StorageBucket>({ lw: this.admin, kind: STORAGE_BUCKET, logger: createLogger({ level: 'warn' }) });
     this.buckets.start();
+  }
+
+  /**
+   * Starts a kube-apiserver CPU profile of `seconds` (its /debug/pprof, as admin) and resolves
+   * with the file once written; stdout goes straight to the file (the profile is binary).
+   */
+  apiServerProfile(name: string, seconds: number): Promise<string> {
+    const dir = this.apiServerProfileDir;
+    if (dir === undefined) return Promise.resolve('');
+    mkdirSync(dir, { recursive: true });
+    const file = join(dir, `${name}.pprof`);
+    return new Promise((resolve, reject) => {
+      const out = openSync(file, 'w');
+      const child = spawn(this.cp.binaries.kubectl, [`--kubeconfig=${this.cp.kubeconfigPath}`, 'get', '--raw', `/debug/pprof/profile?seconds=${seconds}`], {
+        stdio: ['ignore', out, 'inherit'],
+      });
+      child.on('error', reject);
+      child.on('exit', (code) => {
+        closeSync(out);
+        if (code === 0) resolve(file);
+        else reject(new Error(`kube-apiserver profile ${name}: kubectl exited ${String(code)}`));
+      });
+    });
   }
 
   /** Buckets in `ns` (all namespaces when undefined) as the harness's watch has them. */

@@ -11,9 +11,13 @@
  *                    [--noisy-buckets 5000] [--quiet-probes 5]
  *                    [--peer-build ../shared/peers/seed-go | --peer-command '<template>']
  *                    [--peer-name seed-go] [--peer-ready phase=Active]
+ *                    [--apiserver-profile-dir DIR] [--apiserver-profile-seconds 10]
  *                    [--profile-dir DIR] [--node-options '<V8 flags for ours>'] [--ours-flag name=value ...]
  *
- * Scenarios: bulk, backlog, secrets (the default set), tenants, noisy.
+ *                    [--conversion-objects 10000] [--conversion-gets 1000] [--conversion-lists 3]
+ *
+ * Scenarios: bulk, backlog, secrets (the default set), tenants, noisy, conversion (last: it
+ * leaves both CRDs serving v2 through the webhook).
  *
  * Side by side: with --peer-build (a Go peer built by bench/build-peer.sh, started with its
  * README's flags) or --peer-command (any start command; placeholders {kubeconfig},
@@ -31,6 +35,7 @@ import { ratios } from './compare';
 import { parseReadyRule, SEED_GO_TEMPLATE } from './peer';
 import { backlog, bulkCreate, unrelatedSecrets, type Figures, type ScenarioSettings } from './scenarios';
 import { noisyNeighbour, tenants } from './tenants';
+import { conversion } from './conversion';
 
 const { values } = parseArgs({
   options: {
@@ -49,8 +54,13 @@ const { values } = parseArgs({
     'tenants-in-flight': { type: 'string', default: '10' },
     'noisy-buckets': { type: 'string', default: '5000' },
     'quiet-probes': { type: 'string', default: '5' },
+    'conversion-objects': { type: 'string', default: '10000' },
+    'conversion-gets': { type: 'string', default: '1000' },
+    'conversion-lists': { type: 'string', default: '3' },
     'peer-build': { type: 'string' },
     'profile-dir': { type: 'string' },
+    'apiserver-profile-dir': { type: 'string' },
+    'apiserver-profile-seconds': { type: 'string', default: '10' },
     'node-options': { type: 'string' },
     'ours-flag': { type: 'string', multiple: true },
     'peer-command': { type: 'string' },
@@ -130,6 +140,8 @@ async function main(): Promise<void> {
   console.log(`operator log: ${operatorLog}`);
   const bench = await Bench.start(providerDelayMs, accounts, operatorLog);
   if (values['profile-dir'] !== undefined) bench.profileDir = values['profile-dir'];
+  if (values['apiserver-profile-dir'] !== undefined) bench.apiServerProfileDir = values['apiserver-profile-dir'];
+  bench.apiServerProfileSeconds = Number(values['apiserver-profile-seconds']);
   // Experiments with V8 flags before they go into the Deployment; the figures say which ran.
   bench.oursFlags = Object.fromEntries(
     (values['ours-flag'] ?? []).map((f) => {
@@ -161,6 +173,11 @@ async function main(): Promise<void> {
         subject: OURS.name,
         figures: await unrelatedSecrets(bench, count, Number(values['unrelated-secret-kib']), settings),
       });
+    }
+    // Last: it leaves both CRDs serving v2 through the webhook.
+    if (scenarios.has('conversion')) {
+      const c = { objects: Number(values['conversion-objects']), gets: Number(values['conversion-gets']), lists: Number(values['conversion-lists']) };
+      rows.push({ scenario: 'conversion', n: c.objects, subject: OURS.name, figures: await conversion(bench, c) });
     }
   } finally {
     await bench.stop();

@@ -161,8 +161,10 @@ async function restartBacklog(bench: Bench, n: number, latencyNs: string, s: Sce
 /** Delete all (one DeleteCollection): time until none is left, and what it cost. */
 async function deleteAll(bench: Bench, ns: string, n: number): Promise<Figures> {
   const d0 = await bench.read();
+  const profile = bench.apiServerProfile(`${bench.subject.name}-${ns}-delete`, bench.apiServerProfileSeconds);
   const ms = await bench.deleteAll(ns, 60 * 60_000);
   const d1 = await bench.read();
+  await profile;
   const figures: Figures = {
     'delete s': round(ms / 1000, 1),
     ...perBucket(delta(d0, d1), n, 'delete '),
