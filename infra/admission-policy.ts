@@ -46,6 +46,7 @@ import {
   StorageBucketDefinition,
 } from '../operator/api/v1';
 import { COMMON_LABELS } from './labels';
+import { CONVERTED_CRD_NAMES, DEFAULT_WEBHOOK_SECRET } from '../operator/conversion/rbac';
 
 /** Properties of {@link OperatorAdmissionPolicy}. */
 export interface OperatorAdmissionPolicyProps {
@@ -60,6 +61,14 @@ export interface OperatorAdmissionPolicyProps {
    * @default 'bucketoperator-least-privilege.<operatorNamespace>'
    */
   readonly name?: string;
+  /**
+   * The operator serves the CRDs' conversion webhook. Its Secret (in the operator namespace)
+   * leaves the policy above for one of its own, which allows only that Secret (type
+   * kubernetes.io/tls, no owners, finalizers or foreign labels, never deleted) and, on the two
+   * CRDs, only a change of `spec.conversion.webhook.clientConfig.caBundle`.
+   * @default off
+   */
+  readonly conversionWebhook?: { readonly secretName?: string };
 }
 
 // cdk8s-plus-28 knows the v1beta1 API only, whose types lack `variables`; these are the
@@ -128,6 +137,8 @@ export class OperatorAdmissionPolicy extends Construct {
   public readonly name: string;
   /** The user name the policy applies to. */
   public readonly username: string;
+  /** Name of the conversion webhook's policy and binding, when `conversionWebhook` is on. */
+  public readonly conversionWebhookPolicyName?: string;
 
   constructor(scope: Construct, id: string, props: OperatorAdmissionPolicyProps) {
     super(scope, id);
@@ -143,6 +154,16 @@ export class OperatorAdmissionPolicy extends Construct {
       throw new Error(`OperatorAdmissionPolicy: props.name must be a DNS subdomain, got '${this.name}'`);
     }
     this.username = `system:serviceaccount:${props.operatorNamespace}:${props.serviceAccountName}`;
+
+    const secretName = props.conversionWebhook ? (props.conversionWebhook.secretName ?? DEFAULT_WEBHOOK_SECRET) : undefined;
+    if (secretName !== undefined && (!DNS_SUBDOMAIN.test(secretName) || secretName.length > 253)) {
+      throw new Error(`OperatorAdmissionPolicy: props.conversionWebhook.secretName must be a DNS subdomain, got '${secretName}'`);
+    }
+    const webhookSecret =
+      secretName === undefined
+        ? undefined
+        : `request.resource.resource == "secrets" && request.namespace == ${cel(props.operatorNamespace)} && request.name == ${cel(secretName)}`;
+    this.conversionWebhookPolicyName = secretName === undefined ? undefined : `bucketoperator-conversion-webhook.${props.operatorNamespace}`;
 
     const OWN_LABELS = celList(OWNED_OBJECT_LABELS);
     const OWN_ANNOTATIONS = celList(OWNED_OBJECT_ANNOTATIONS);
@@ -304,7 +325,11 @@ export class OperatorAdmissionPolicy extends Construct {
           ],
         },
         // Evaluated before anything else: requests of every other user skip the policy.
-        matchConditions: [{ name: 'is-bucket-operator', expression: `request.userInfo.username == ${cel(this.username)}` }],
+        matchConditions: [
+          { name: 'is-bucket-operator', expression: `request.userInfo.username == ${cel(this.username)}` },
+          // The webhook Secret has a policy of its own (below).
+          ...(webhookSecret ? [{ name: 'not-webhook-secret', expression: `!(${webhookSecret})` }] : []),
+        ],
         variables,
         validations,
       },
@@ -315,5 +340,114 @@ export class OperatorAdmissionPolicy extends Construct {
       metadata: { name: this.name, labels: { ...COMMON_LABELS } },
       spec: { policyName: this.name, validationActions: ['Deny'] },
     });
+    if (webhookSecret !== undefined && this.conversionWebhookPolicyName !== undefined) {
+      this.conversionWebhookPolicy(this.conversionWebhookPolicyName, webhookSecret, refusal);
+    }
   }
+
+  /** The conversion webhook's Secret and the CRDs' caBundle: the only writes allowed there. */
+  private conversionWebhookPolicy(name: string, webhookSecret: string, refusal: (verb: string, why: string) => string): void {
+    const crds = celList(CONVERTED_CRD_NAMES);
+    const variables: NamedExpression[] = [
+      { name: 'secret', expression: 'request.resource.resource == "secrets"' },
+      { name: 'labels', expression: meta('object', 'labels', '{}') },
+      { name: 'annotations', expression: meta('object', 'annotations', '{}') },
+      { name: 'refs', expression: meta('object', 'ownerReferences', '[]') },
+      { name: 'finalizers', expression: meta('object', 'finalizers', '[]') },
+    ];
+    const crdOnly = (expression: string) => `variables.secret || (${expression})`;
+    const validations: Validation[] = [
+      rule(
+        'request.operation != "DELETE"',
+        'the bucket operator may not delete its webhook Secret or a CustomResourceDefinition',
+        refusal('delete', 'it deletes neither its webhook Secret nor a CustomResourceDefinition'),
+      ),
+      rule(
+        crdOnly(`request.operation == "UPDATE" && request.name in ${crds}`),
+        `the bucket operator may change only the CustomResourceDefinitions ${CONVERTED_CRD_NAMES.join(', ')}, and create none`,
+        refusal('create or change', `it changes only ${CONVERTED_CRD_NAMES.join(', ')}`),
+      ),
+      rule(
+        crdOnly(
+          'request.operation != "UPDATE" || ' +
+            [
+              'object.spec.group == oldObject.spec.group',
+              'object.spec.names == oldObject.spec.names',
+              'object.spec.scope == oldObject.spec.scope',
+              'object.spec.versions == oldObject.spec.versions',
+              same('spec.preserveUnknownFields'),
+              same('spec.conversion.strategy'),
+              same('spec.conversion.webhook.conversionReviewVersions'),
+              same('spec.conversion.webhook.clientConfig.url'),
+              same('spec.conversion.webhook.clientConfig.service'),
+              same('metadata.labels'),
+              same('metadata.annotations'),
+              same('metadata.finalizers'),
+              same('metadata.ownerReferences'),
+            ].join(' && '),
+        ),
+        'the bucket operator may change nothing of a CustomResourceDefinition but spec.conversion.webhook.clientConfig.caBundle',
+        refusal('change', 'only spec.conversion.webhook.clientConfig.caBundle may change'),
+      ),
+      rule(
+        '!variables.secret || request.operation == "DELETE" || object.type == "kubernetes.io/tls"',
+        'the bucket operator may write its webhook Secret only as type kubernetes.io/tls',
+        `${refusal('write', 'its type is ')} + object.type + ", only kubernetes.io/tls is allowed"`,
+      ),
+      rule(
+        '!variables.secret || (size(variables.refs) == 0 && size(variables.finalizers) == 0)',
+        'the bucket operator may give its webhook Secret no ownerReferences and no finalizers',
+        refusal('write', 'its webhook Secret takes no ownerReferences and no finalizers'),
+      ),
+      rule(
+        `!variables.secret || (variables.labels.all(k, k == ${cel(MANAGED_BY_LABEL)}) && size(variables.annotations) == 0)`,
+        `the bucket operator may label its webhook Secret only ${LABEL} and annotate it not at all`,
+        refusal('write', `its webhook Secret carries only the label ${LABEL}`),
+      ),
+    ];
+    new ApiObject(this, 'conversion-webhook-policy', {
+      apiVersion: 'admissionregistration.k8s.io/v1',
+      kind: 'ValidatingAdmissionPolicy',
+      metadata: { name, labels: { ...COMMON_LABELS } },
+      spec: {
+        failurePolicy: 'Fail',
+        matchConstraints: {
+          resourceRules: [
+            { apiGroups: [''], apiVersions: ['v1'], resources: ['secrets'], operations: ['CREATE', 'UPDATE', 'DELETE'], scope: 'Namespaced' },
+            {
+              apiGroups: ['apiextensions.k8s.io'],
+              apiVersions: ['v1'],
+              resources: ['customresourcedefinitions'],
+              operations: ['CREATE', 'UPDATE', 'DELETE'],
+              scope: 'Cluster',
+            },
+          ],
+        },
+        matchConditions: [
+          { name: 'is-bucket-operator', expression: `request.userInfo.username == ${cel(this.username)}` },
+          // Every other Secret is the main policy's.
+          { name: 'webhook-secret-or-crd', expression: `request.resource.resource != "secrets" || (${webhookSecret})` },
+        ],
+        variables,
+        validations,
+      },
+    });
+    new ApiObject(this, 'conversion-webhook-binding', {
+      apiVersion: 'admissionregistration.k8s.io/v1',
+      kind: 'ValidatingAdmissionPolicyBinding',
+      metadata: { name, labels: { ...COMMON_LABELS } },
+      spec: { policyName: name, validationActions: ['Deny'] },
+    });
+  }
+}
+
+/** Whether `path` (dotted, below object/oldObject) is set on `obj`, each step guarded. */
+function present(obj: 'object' | 'oldObject', path: string): string {
+  const parts = path.split('.');
+  return parts.map((_, i) => `has(${obj}.${parts.slice(0, i + 1).join('.')})`).join(' && ');
+}
+
+/** `path` is absent on both objects or present on both with equal values. */
+function same(path: string): string {
+  return `((${present('object', path)}) == (${present('oldObject', path)}) && (!(${present('object', path)}) || object.${path} == oldObject.${path}))`;
 }

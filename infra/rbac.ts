@@ -7,6 +7,7 @@ import { k8s } from 'cdk8s-plus-28';
 import type { PermissionRule } from '../operator/api/policy';
 import { BUCKET_PERMISSIONS } from '../operator/bucket/rbac';
 import { RUNTIME_PERMISSIONS } from '../operator/runtime/rbac';
+import { conversionPermissions } from '../operator/conversion/rbac';
 import { GROUP } from '../operator/api/v1';
 import { COMMON_LABELS } from './labels';
 
@@ -43,6 +44,13 @@ export interface OperatorRbacProps {
    * @default true
    */
   readonly userRoles?: boolean;
+  /**
+   * The operator serves the CRDs' conversion webhook: also grant its Secret (by name) in the
+   * operator namespace and get/patch on exactly the two CRDs, in a Role and a ClusterRole of
+   * their own (see operator/conversion/rbac.ts).
+   * @default off
+   */
+  readonly conversionWebhook?: { readonly secretName?: string };
 }
 
 /** The operator's Roles/ClusterRoles and bindings. */
@@ -51,6 +59,8 @@ export class OperatorRbac extends Construct {
   public readonly managerRoleName = 'bucketoperator-manager';
   /** Name of the role holding the operator-namespace rules. */
   public readonly leaderElectionRoleName = 'bucketoperator-leader-election';
+  /** Name of the Role (and, with the operator namespace appended, the ClusterRole) of the conversion webhook. */
+  public readonly conversionWebhookRoleName = 'bucketoperator-conversion-webhook';
   /**
    * Name of the ClusterRole (and binding) holding the rules on named cluster-scoped objects.
    * It carries the operator namespace, as the admission policy's name does: installs in two
@@ -111,6 +121,31 @@ export class OperatorRbac extends Construct {
       new k8s.KubeClusterRoleBinding(this, 'cluster-binding', {
         metadata: metadata(this.clusterRoleName),
         roleRef: { apiGroup: 'rbac.authorization.k8s.io', kind: 'ClusterRole', name: this.clusterRoleName },
+        subjects,
+      });
+    }
+
+    if (props.conversionWebhook) {
+      const rules = conversionPermissions(props.conversionWebhook.secretName);
+      const name = this.conversionWebhookRoleName;
+      new k8s.KubeRole(this, 'conversion-webhook-role', {
+        metadata: metadata(name, props.operatorNamespace),
+        rules: toRules(rules.filter((p) => p.scope === 'own')),
+      });
+      new k8s.KubeRoleBinding(this, 'conversion-webhook-binding', {
+        metadata: metadata(name, props.operatorNamespace),
+        roleRef: { apiGroup: 'rbac.authorization.k8s.io', kind: 'Role', name },
+        subjects,
+      });
+      // Cluster-scoped, so named after the operator namespace like the identity ClusterRole.
+      const clusterName = `${name}.${props.operatorNamespace}`;
+      new k8s.KubeClusterRole(this, 'conversion-webhook-cluster-role', {
+        metadata: metadata(clusterName),
+        rules: toRules(rules.filter((p) => p.scope === 'cluster')),
+      });
+      new k8s.KubeClusterRoleBinding(this, 'conversion-webhook-cluster-binding', {
+        metadata: metadata(clusterName),
+        roleRef: { apiGroup: 'rbac.authorization.k8s.io', kind: 'ClusterRole', name: clusterName },
         subjects,
       });
     }

@@ -8,12 +8,13 @@
  */
 import type { AddressInfo } from 'node:net';
 import type { Logger } from 'pino';
-import { ALL_DEFINITIONS, MANAGED_BY_LABEL, MANAGED_BY_VALUE } from '../api/v1';
+import { MANAGED_BY_LABEL, MANAGED_BY_VALUE } from '../api/v1';
 import type { Informer, KubeClient, Manager } from '../runtime';
 import { serviceDnsNames } from './certificates';
 import { CertificateKeeper } from './keeper';
 import { decodeSecretData, kubeCertStore, SECRET_KIND } from './kube-store';
 import { ConversionMetrics } from './metrics';
+import { CONVERTED_CRD_NAMES } from './rbac';
 import { checkCertPolicy, DEFAULT_CERT_POLICY, type CertPolicy } from './rotation';
 import { servingCredentials, type ServingNames } from './secret-certs';
 import { ConversionServer } from './server';
@@ -80,7 +81,7 @@ export function setupConversionWebhook(
         client: deps.client,
         namespace: opts.namespace,
         secretName: opts.secretName,
-        crdNames: ALL_DEFINITIONS.map((d) => `${d.plural}.${d.group}`),
+        crdNames: CONVERTED_CRD_NAMES,
         labels: { [MANAGED_BY_LABEL]: MANAGED_BY_VALUE },
         fieldManager: deps.fieldManager,
       }),
