@@ -48,6 +48,9 @@ export const LOCAL_ONLY_FLAGS: Readonly<Record<string, string>> = {
   'provider-qps': 'benchmarks raise the provider rate limit',
   'provider-burst': 'benchmarks raise the provider rate limit',
   'kube-api-http2': 'benchmarks compare the protocols to the API server',
+  'watch-namespace': 'the conversion benchmark keeps the controllers off its objects',
+  'conversion-webhook-port': 'the conversion benchmark serves the webhook, which the Deployment does not yet',
+  'conversion-webhook-ip-sans': 'the API server calls a local webhook by its loopback address',
 };
 
 /** What a local run changes. */
