@@ -2,7 +2,9 @@
 import { ApiObject } from 'cdk8s';
 import { Construct } from 'constructs';
 import { ALL_DEFINITIONS, type ApiDefinition } from '../operator/api/v1';
-import { renderCrd } from './crd';
+import * as v2 from '../operator/api/v2';
+import { combineVersions } from '../operator/api/versions';
+import { renderCrd, type ConversionClientConfig } from './crd';
 import { COMMON_LABELS } from './labels';
 
 /** Properties of {@link OperatorCrds}. */
@@ -12,6 +14,12 @@ export interface OperatorCrdsProps {
    * @default every kind of the API
    */
   readonly definitions?: readonly ApiDefinition[];
+  /**
+   * Serve v2 beside v1 (v1 stays the storage version), converted by the operator's webhook
+   * here. The caBundle is not rendered: the operator injects it.
+   * @default v1 only
+   */
+  readonly conversionWebhook?: ConversionClientConfig;
 }
 
 /**
@@ -26,9 +34,19 @@ export class OperatorCrds extends Construct {
     super(scope, id);
     const defs = props.definitions ?? ALL_DEFINITIONS;
     if (defs.length === 0) throw new Error('OperatorCrds: props.definitions must name at least one kind');
+    const webhook = props.conversionWebhook;
     this.crds = defs.map((def) => {
-      const crd = renderCrd(def, { ...COMMON_LABELS });
+      const crd = webhook
+        ? renderCrd(combineVersions([def, v2For(def)]), { ...COMMON_LABELS }, { conversionWebhook: webhook })
+        : renderCrd(def, { ...COMMON_LABELS });
       return new ApiObject(this, def.plural, crd);
     });
   }
+}
+
+/** The v2 definition of `def`'s kind. */
+function v2For(def: ApiDefinition): ApiDefinition {
+  const next = v2.ALL_DEFINITIONS.find((d) => d.kind === def.kind && d.group === def.group);
+  if (!next) throw new Error(`OperatorCrds: ${def.kind} has no v2 to serve beside v1`);
+  return next;
 }

@@ -133,7 +133,27 @@ export interface OperatorManagerProps {
    * @default none
    */
   readonly podLabels?: Readonly<Record<string, string>>;
+  /**
+   * Serve the CRDs' conversion webhook on every replica: the container port `webhook`, the
+   * flags, and a Service `serviceName` (port 443) in front of it; with more than one replica a
+   * PodDisruptionBudget keeps one serving through voluntary disruptions.
+   * @default off
+   */
+  readonly conversionWebhook?: ManagerConversionWebhook;
 }
+
+/** Where the manager serves the conversion webhook. */
+export interface ManagerConversionWebhook {
+  /** Container port of the webhook's HTTPS server. */
+  readonly port: number;
+  /** The Service in front of it (named in the serving certificate). */
+  readonly serviceName: string;
+  /** The Secret holding the webhook's CA and serving certificate. */
+  readonly secretName: string;
+}
+
+/** Port of the webhook Service, as the CRDs' clientConfig names it. */
+export const WEBHOOK_SERVICE_PORT = 443;
 
 /** ServiceAccount, Deployment and metrics Service of the operator. */
 export class OperatorManager extends Construct {
@@ -150,6 +170,13 @@ export class OperatorManager extends Construct {
     const metricsPort = props.metricsPort ?? 8080;
     const healthPort = props.healthPort ?? 8081;
     const maxConcurrent = props.maxConcurrentReconciles ?? 8;
+    const webhook = props.conversionWebhook;
+    if (
+      webhook &&
+      (!Number.isInteger(webhook.port) || webhook.port < 1 || webhook.port > 65535 || [metricsPort, healthPort].includes(webhook.port))
+    ) {
+      throw new Error(`OperatorManager: props.conversionWebhook.port must be a free port number (not metrics or health), got ${webhook.port}`);
+    }
     if (!Number.isInteger(replicas) || replicas < 1) throw new Error(`OperatorManager: props.replicas must be an integer >= 1, got ${replicas}`);
     if (metricsPort === healthPort) throw new Error(`OperatorManager: props.metricsPort and props.healthPort must differ, both are ${metricsPort}`);
     if (!Number.isInteger(maxConcurrent) || maxConcurrent < 1) {
@@ -180,6 +207,13 @@ export class OperatorManager extends Construct {
       `--allow-link-local-endpoints=${props.allowLinkLocalEndpoints ?? false}`,
       ...(props.watchNamespace ? [`--watch-namespace=${props.watchNamespace}`] : []),
       ...(props.clusterId ? [`--cluster-id=${props.clusterId}`] : []),
+      ...(webhook
+        ? [
+            `--conversion-webhook-port=${webhook.port}`,
+            `--conversion-webhook-service=${webhook.serviceName}`,
+            `--conversion-webhook-secret=${webhook.secretName}`,
+          ]
+        : []),
     ];
 
     new k8s.KubeDeployment(this, 'deployment', {
@@ -222,6 +256,7 @@ export class OperatorManager extends Construct {
                 ports: [
                   { name: 'metrics', containerPort: metricsPort, protocol: 'TCP' },
                   { name: 'health', containerPort: healthPort, protocol: 'TCP' },
+                  ...(webhook ? [{ name: 'webhook', containerPort: webhook.port, protocol: 'TCP' }] : []),
                 ],
                 livenessProbe: {
                   httpGet: { path: '/healthz', port: k8s.IntOrString.fromString('health') },
@@ -260,6 +295,26 @@ export class OperatorManager extends Construct {
         ports: [{ name: 'metrics', port: metricsPort, targetPort: k8s.IntOrString.fromString('metrics'), protocol: 'TCP' }],
       },
     });
+
+    if (webhook) {
+      // Every ready replica serves: /readyz includes the webhook, so a replica without a loaded
+      // certificate, or draining at shutdown, gets no conversions.
+      new k8s.KubeService(this, 'webhook-service', {
+        metadata: { name: webhook.serviceName, namespace: this.namespace, labels },
+        spec: {
+          selector: { ...MANAGER_SELECTOR },
+          ports: [{ name: 'webhook', port: WEBHOOK_SERVICE_PORT, targetPort: k8s.IntOrString.fromString('webhook'), protocol: 'TCP' }],
+        },
+      });
+      // With one replica a budget of one would block every node drain; with more, the API
+      // server keeps a webhook to call while nodes are drained one by one.
+      if (replicas > 1) {
+        new k8s.KubePodDisruptionBudget(this, 'webhook-pdb', {
+          metadata: { name, namespace: this.namespace, labels },
+          spec: { minAvailable: k8s.IntOrString.fromNumber(1), selector: { matchLabels: { ...MANAGER_SELECTOR } } },
+        });
+      }
+    }
   }
 }
 

@@ -9,7 +9,8 @@ import { CLUSTER_ID_PATTERN } from '../operator/api/v1';
 import { OperatorAdmissionPolicy } from './admission-policy';
 import { OperatorCrds } from './crds';
 import { MANAGER_SELECTOR } from './labels';
-import { OperatorManager, type LogLevel, type OperatorResources } from './manager';
+import { OperatorManager, WEBHOOK_SERVICE_PORT, type LogLevel, type OperatorResources } from './manager';
+import { DEFAULT_WEBHOOK_SECRET } from '../operator/conversion/rbac';
 import { DEFAULT_OPERATOR_NAMESPACE, OperatorNamespace } from './namespace';
 import { OperatorRbac, type RbacMode } from './rbac';
 
@@ -128,6 +129,35 @@ export interface BucketOperatorProps {
    * @default none
    */
   readonly labels?: Readonly<Record<string, string>>;
+  /**
+   * Serve v2 of both kinds beside v1 (v1 stays the storage version, so the upgrade can be
+   * rolled back), converted by the operator's own webhook: every replica serves it over HTTPS
+   * behind a Service, the operator makes and rotates its CA and serving certificate in a Secret
+   * and injects the caBundle into the two CRDs. RBAC and the admission policy grant exactly
+   * that. Replicas default to 2 and a PodDisruptionBudget keeps one serving: with the webhook
+   * down, v2 reads fail (v1 and the operator's own work do not need it).
+   * @default off: v1 only
+   */
+  readonly conversionWebhook?: ConversionWebhookProps;
+}
+
+/** Settings of the conversion webhook (see {@link BucketOperatorProps.conversionWebhook}). */
+export interface ConversionWebhookProps {
+  /**
+   * Container port of the webhook's HTTPS server.
+   * @default 9443
+   */
+  readonly port?: number;
+  /**
+   * The Service in front of the webhook, in the operator namespace.
+   * @default 'bucketoperator-webhook'
+   */
+  readonly serviceName?: string;
+  /**
+   * The Secret, in the operator namespace, holding the CA and serving certificate.
+   * @default 'bucketoperator-webhook-cert'
+   */
+  readonly secretName?: string;
 }
 
 /** Kinds without a namespace; cdk8s would otherwise stamp the chart's namespace onto them. */
@@ -181,7 +211,18 @@ export class BucketOperator extends Construct {
     const mode = props.mode ?? 'cluster';
     this.serviceAccountName = DEFAULT_SERVICE_ACCOUNT;
 
-    this.crds = new OperatorCrds(this, 'crds');
+    const webhook = props.conversionWebhook
+      ? {
+          port: props.conversionWebhook.port ?? 9443,
+          serviceName: props.conversionWebhook.serviceName ?? 'bucketoperator-webhook',
+          secretName: props.conversionWebhook.secretName ?? DEFAULT_WEBHOOK_SECRET,
+        }
+      : undefined;
+    this.crds = new OperatorCrds(
+      this,
+      'crds',
+      webhook ? { conversionWebhook: { service: { namespace: this.namespace, name: webhook.serviceName, port: WEBHOOK_SERVICE_PORT } } } : {},
+    );
     if (props.createNamespace ?? true) {
       this.operatorNamespace = new OperatorNamespace(this, 'namespace', { name: this.namespace });
     }
@@ -194,19 +235,23 @@ export class BucketOperator extends Construct {
       userRoles: props.userRoles,
       // With the identity given, nothing cluster-scoped is read.
       readsClusterIdentity: props.clusterId === undefined,
+      ...(webhook ? { conversionWebhook: { secretName: webhook.secretName } } : {}),
     });
     // In force before the manager starts, so the operator never runs unconfined.
     if (props.admissionPolicy ?? true) {
       this.admissionPolicy = new OperatorAdmissionPolicy(this, 'admission-policy', {
         operatorNamespace: this.namespace,
         serviceAccountName: this.serviceAccountName,
+        ...(webhook ? { conversionWebhook: { secretName: webhook.secretName } } : {}),
       });
     }
     this.manager = new OperatorManager(this, 'manager', {
       namespace: this.namespace,
       serviceAccountName: this.serviceAccountName,
       image: props.image,
-      replicas: props.replicas,
+      // Conversion is served by every replica: two, so one can go while the other answers.
+      replicas: props.replicas ?? (webhook ? 2 : undefined),
+      ...(webhook ? { conversionWebhook: webhook } : {}),
       watchNamespace: props.watchNamespace,
       leaderElection: props.leaderElection,
       resources: props.resources,
@@ -252,8 +297,21 @@ function validate(props: BucketOperatorProps): void {
     fail(`props.clusterId must be 1-63 characters of A-Za-z0-9._- starting with a letter or digit, got '${props.clusterId}'`);
   }
 
-  const replicas = props.replicas ?? 1;
+  const replicas = props.replicas ?? (props.conversionWebhook ? 2 : 1);
   positiveInteger('props.replicas', replicas, fail);
+  const webhook = props.conversionWebhook;
+  if (webhook) {
+    if (
+      webhook.port !== undefined &&
+      (!Number.isInteger(webhook.port) || webhook.port < 1024 || webhook.port > 65535 || [8080, 8081].includes(webhook.port))
+    ) {
+      fail(`props.conversionWebhook.port must be an integer from 1024 to 65535 other than 8080 and 8081 (metrics, health), got ${webhook.port}`);
+    }
+    for (const key of ['serviceName', 'secretName'] as const) {
+      const v = webhook[key];
+      if (v !== undefined && !isDnsLabel(v)) fail(`props.conversionWebhook.${key} must be a DNS label, got '${v}'`);
+    }
+  }
   if (replicas > 1 && props.leaderElection === false) {
     fail(`props.replicas is ${replicas}, which needs props.leaderElection: without it every replica would reconcile`);
   }
