@@ -173,6 +173,175 @@ export function toJson_BucketProviderConfigSpecSecretRef(obj: BucketProviderConf
 
 
 /**
+ * BucketProviderConfig says where a storage provider is and which Secret holds its API key.
+ *
+ * @schema BucketProviderConfigV2
+ */
+export class BucketProviderConfigV2 extends ApiObject {
+  /**
+   * Returns the apiVersion and kind for "BucketProviderConfigV2"
+   */
+  public static readonly GVK: GroupVersionKind = {
+    apiVersion: 'storage.avalonhosting.example/v2',
+    kind: 'BucketProviderConfig',
+  }
+
+  /**
+   * Renders a Kubernetes manifest for "BucketProviderConfigV2".
+   *
+   * This can be used to inline resource manifests inside other objects (e.g. as templates).
+   *
+   * @param props initialization props
+   */
+  public static manifest(props: BucketProviderConfigV2Props): any {
+    return {
+      ...BucketProviderConfigV2.GVK,
+      ...toJson_BucketProviderConfigV2Props(props),
+    };
+  }
+
+  /**
+   * Defines a "BucketProviderConfigV2" API object
+   * @param scope the scope in which to define this object
+   * @param id a scope-local name for the object
+   * @param props initialization props
+   */
+  public constructor(scope: Construct, id: string, props: BucketProviderConfigV2Props) {
+    super(scope, id, {
+      ...BucketProviderConfigV2.GVK,
+      ...props,
+    });
+  }
+
+  /**
+   * Renders the object to Kubernetes JSON.
+   */
+  public override toJson(): any {
+    const resolved = super.toJson();
+
+    return {
+      ...BucketProviderConfigV2.GVK,
+      ...toJson_BucketProviderConfigV2Props(resolved),
+    };
+  }
+}
+
+/**
+ * BucketProviderConfig says where a storage provider is and which Secret holds its API key.
+ *
+ * @schema BucketProviderConfigV2
+ */
+export interface BucketProviderConfigV2Props {
+  /**
+   * @schema BucketProviderConfigV2#metadata
+   */
+  readonly metadata?: ApiObjectMetadata;
+
+  /**
+   * Where the provider is and how to authenticate to it.
+   *
+   * @schema BucketProviderConfigV2#spec
+   */
+  readonly spec: BucketProviderConfigV2Spec;
+}
+
+/**
+ * Converts an object of type 'BucketProviderConfigV2Props' to JSON representation.
+ */
+/* eslint-disable max-len, @stylistic/max-len, quote-props, @stylistic/quote-props */
+export function toJson_BucketProviderConfigV2Props(obj: BucketProviderConfigV2Props | undefined): Record<string, any> | undefined {
+  if (obj === undefined) { return undefined; }
+  const result = {
+    'metadata': obj.metadata,
+    'spec': toJson_BucketProviderConfigV2Spec(obj.spec),
+  };
+  // filter undefined values
+  return Object.entries(result).reduce((r, i) => (i[1] === undefined) ? r : ({ ...r, [i[0]]: i[1] }), {});
+}
+/* eslint-enable max-len, @stylistic/max-len, quote-props, @stylistic/quote-props */
+
+/**
+ * Where the provider is and how to authenticate to it.
+ *
+ * @schema BucketProviderConfigV2Spec
+ */
+export interface BucketProviderConfigV2Spec {
+  /**
+   * Base URL of the provider API, e.g. https://storage.example.com.
+   *
+   * @schema BucketProviderConfigV2Spec#endpoint
+   */
+  readonly endpoint: string;
+
+  /**
+   * Allow an http:// endpoint. The API key is then sent unencrypted, so only set this for a provider on a trusted network (e.g. a local test provider). Without it an http:// endpoint is refused.
+   *
+   * @schema BucketProviderConfigV2Spec#insecure
+   */
+  readonly insecure?: boolean;
+
+  /**
+   * Secret holding the provider API key.
+   *
+   * @schema BucketProviderConfigV2Spec#secretRef
+   */
+  readonly secretRef: BucketProviderConfigV2SpecSecretRef;
+}
+
+/**
+ * Converts an object of type 'BucketProviderConfigV2Spec' to JSON representation.
+ */
+/* eslint-disable max-len, @stylistic/max-len, quote-props, @stylistic/quote-props */
+export function toJson_BucketProviderConfigV2Spec(obj: BucketProviderConfigV2Spec | undefined): Record<string, any> | undefined {
+  if (obj === undefined) { return undefined; }
+  const result = {
+    'endpoint': obj.endpoint,
+    'insecure': obj.insecure,
+    'secretRef': toJson_BucketProviderConfigV2SpecSecretRef(obj.secretRef),
+  };
+  // filter undefined values
+  return Object.entries(result).reduce((r, i) => (i[1] === undefined) ? r : ({ ...r, [i[0]]: i[1] }), {});
+}
+/* eslint-enable max-len, @stylistic/max-len, quote-props, @stylistic/quote-props */
+
+/**
+ * Secret holding the provider API key.
+ *
+ * @schema BucketProviderConfigV2SpecSecretRef
+ */
+export interface BucketProviderConfigV2SpecSecretRef {
+  /**
+   * Key within the Secret whose value is the API key.
+   *
+   * @schema BucketProviderConfigV2SpecSecretRef#key
+   */
+  readonly key?: string;
+
+  /**
+   * Name of the Secret, in the same namespace.
+   *
+   * @schema BucketProviderConfigV2SpecSecretRef#name
+   */
+  readonly name: string;
+}
+
+/**
+ * Converts an object of type 'BucketProviderConfigV2SpecSecretRef' to JSON representation.
+ */
+/* eslint-disable max-len, @stylistic/max-len, quote-props, @stylistic/quote-props */
+export function toJson_BucketProviderConfigV2SpecSecretRef(obj: BucketProviderConfigV2SpecSecretRef | undefined): Record<string, any> | undefined {
+  if (obj === undefined) { return undefined; }
+  const result = {
+    'key': obj.key,
+    'name': obj.name,
+  };
+  // filter undefined values
+  return Object.entries(result).reduce((r, i) => (i[1] === undefined) ? r : ({ ...r, [i[0]]: i[1] }), {});
+}
+/* eslint-enable max-len, @stylistic/max-len, quote-props, @stylistic/quote-props */
+
+
+/**
  * StorageBucket is a bucket at a storage provider, created, resized and deleted by the operator.
  *
  * @schema StorageBucket
@@ -371,6 +540,243 @@ export interface StorageBucketSpecProviderRef {
  */
 /* eslint-disable max-len, @stylistic/max-len, quote-props, @stylistic/quote-props */
 export function toJson_StorageBucketSpecProviderRef(obj: StorageBucketSpecProviderRef | undefined): Record<string, any> | undefined {
+  if (obj === undefined) { return undefined; }
+  const result = {
+    'name': obj.name,
+  };
+  // filter undefined values
+  return Object.entries(result).reduce((r, i) => (i[1] === undefined) ? r : ({ ...r, [i[0]]: i[1] }), {});
+}
+/* eslint-enable max-len, @stylistic/max-len, quote-props, @stylistic/quote-props */
+
+
+/**
+ * StorageBucket is a bucket at a storage provider, created, resized and deleted by the operator.
+ *
+ * @schema StorageBucketV2
+ */
+export class StorageBucketV2 extends ApiObject {
+  /**
+   * Returns the apiVersion and kind for "StorageBucketV2"
+   */
+  public static readonly GVK: GroupVersionKind = {
+    apiVersion: 'storage.avalonhosting.example/v2',
+    kind: 'StorageBucket',
+  }
+
+  /**
+   * Renders a Kubernetes manifest for "StorageBucketV2".
+   *
+   * This can be used to inline resource manifests inside other objects (e.g. as templates).
+   *
+   * @param props initialization props
+   */
+  public static manifest(props: StorageBucketV2Props): any {
+    return {
+      ...StorageBucketV2.GVK,
+      ...toJson_StorageBucketV2Props(props),
+    };
+  }
+
+  /**
+   * Defines a "StorageBucketV2" API object
+   * @param scope the scope in which to define this object
+   * @param id a scope-local name for the object
+   * @param props initialization props
+   */
+  public constructor(scope: Construct, id: string, props: StorageBucketV2Props) {
+    super(scope, id, {
+      ...StorageBucketV2.GVK,
+      ...props,
+    });
+  }
+
+  /**
+   * Renders the object to Kubernetes JSON.
+   */
+  public override toJson(): any {
+    const resolved = super.toJson();
+
+    return {
+      ...StorageBucketV2.GVK,
+      ...toJson_StorageBucketV2Props(resolved),
+    };
+  }
+}
+
+/**
+ * StorageBucket is a bucket at a storage provider, created, resized and deleted by the operator.
+ *
+ * @schema StorageBucketV2
+ */
+export interface StorageBucketV2Props {
+  /**
+   * @schema StorageBucketV2#metadata
+   */
+  readonly metadata?: ApiObjectMetadata;
+
+  /**
+   * Desired state of the bucket.
+   *
+   * @schema StorageBucketV2#spec
+   */
+  readonly spec: StorageBucketV2Spec;
+}
+
+/**
+ * Converts an object of type 'StorageBucketV2Props' to JSON representation.
+ */
+/* eslint-disable max-len, @stylistic/max-len, quote-props, @stylistic/quote-props */
+export function toJson_StorageBucketV2Props(obj: StorageBucketV2Props | undefined): Record<string, any> | undefined {
+  if (obj === undefined) { return undefined; }
+  const result = {
+    'metadata': obj.metadata,
+    'spec': toJson_StorageBucketV2Spec(obj.spec),
+  };
+  // filter undefined values
+  return Object.entries(result).reduce((r, i) => (i[1] === undefined) ? r : ({ ...r, [i[0]]: i[1] }), {});
+}
+/* eslint-enable max-len, @stylistic/max-len, quote-props, @stylistic/quote-props */
+
+/**
+ * Desired state of the bucket.
+ *
+ * @schema StorageBucketV2Spec
+ */
+export interface StorageBucketV2Spec {
+  /**
+   * Delete removes the provider bucket when the StorageBucket is deleted; Orphan leaves it in place.
+   *
+   * @schema StorageBucketV2Spec#deletionPolicy
+   */
+  readonly deletionPolicy?: StorageBucketV2SpecDeletionPolicy;
+
+  /**
+   * The provider bucket as it should be: the operator creates it so and corrects drift back to it. With managementPolicy Observe none of it is enforced.
+   *
+   * @schema StorageBucketV2Spec#forProvider
+   */
+  readonly forProvider: StorageBucketV2SpecForProvider;
+
+  /**
+   * Full (default): the operator creates, resizes, drift-corrects and deletes the provider bucket. Observe: it only reads the existing bucket named by the storage.avalonhosting.example/adopt-id annotation and mirrors it into status.atProvider (spec.forProvider is not enforced, and deleting the StorageBucket leaves the bucket in place). Changing Observe to Full adopts the bucket.
+   *
+   * @schema StorageBucketV2Spec#managementPolicy
+   */
+  readonly managementPolicy?: StorageBucketV2SpecManagementPolicy;
+
+  /**
+   * The BucketProviderConfig, in the same namespace, whose provider holds the bucket. Immutable.
+   *
+   * @schema StorageBucketV2Spec#providerConfigRef
+   */
+  readonly providerConfigRef: StorageBucketV2SpecProviderConfigRef;
+}
+
+/**
+ * Converts an object of type 'StorageBucketV2Spec' to JSON representation.
+ */
+/* eslint-disable max-len, @stylistic/max-len, quote-props, @stylistic/quote-props */
+export function toJson_StorageBucketV2Spec(obj: StorageBucketV2Spec | undefined): Record<string, any> | undefined {
+  if (obj === undefined) { return undefined; }
+  const result = {
+    'deletionPolicy': obj.deletionPolicy,
+    'forProvider': toJson_StorageBucketV2SpecForProvider(obj.forProvider),
+    'managementPolicy': obj.managementPolicy,
+    'providerConfigRef': toJson_StorageBucketV2SpecProviderConfigRef(obj.providerConfigRef),
+  };
+  // filter undefined values
+  return Object.entries(result).reduce((r, i) => (i[1] === undefined) ? r : ({ ...r, [i[0]]: i[1] }), {});
+}
+/* eslint-enable max-len, @stylistic/max-len, quote-props, @stylistic/quote-props */
+
+/**
+ * Delete removes the provider bucket when the StorageBucket is deleted; Orphan leaves it in place.
+ *
+ * @schema StorageBucketV2SpecDeletionPolicy
+ */
+export enum StorageBucketV2SpecDeletionPolicy {
+  /** Delete */
+  DELETE = "Delete",
+  /** Orphan */
+  ORPHAN = "Orphan",
+}
+
+/**
+ * The provider bucket as it should be: the operator creates it so and corrects drift back to it. With managementPolicy Observe none of it is enforced.
+ *
+ * @schema StorageBucketV2SpecForProvider
+ */
+export interface StorageBucketV2SpecForProvider {
+  /**
+   * Whether the provider encrypts the bucket at rest. Immutable once set.
+   *
+   * @schema StorageBucketV2SpecForProvider#encrypted
+   */
+  readonly encrypted?: boolean;
+
+  /**
+   * Provider region the bucket lives in, e.g. us-east-1. Immutable once set.
+   *
+   * @schema StorageBucketV2SpecForProvider#region
+   */
+  readonly region: string;
+
+  /**
+   * Capacity as a Kubernetes quantity with a unit, e.g. 50G, 500Gi or 1.5T; more than 0 and at most 10000G. The provider allocates whole GB (10^9 bytes), so a size between two is served rounded up (1500Mi is a 2 GB bucket); status.atProvider.size shows what it holds. It can grow but never shrink.
+   *
+   * @schema StorageBucketV2SpecForProvider#size
+   */
+  readonly size: string;
+}
+
+/**
+ * Converts an object of type 'StorageBucketV2SpecForProvider' to JSON representation.
+ */
+/* eslint-disable max-len, @stylistic/max-len, quote-props, @stylistic/quote-props */
+export function toJson_StorageBucketV2SpecForProvider(obj: StorageBucketV2SpecForProvider | undefined): Record<string, any> | undefined {
+  if (obj === undefined) { return undefined; }
+  const result = {
+    'encrypted': obj.encrypted,
+    'region': obj.region,
+    'size': obj.size,
+  };
+  // filter undefined values
+  return Object.entries(result).reduce((r, i) => (i[1] === undefined) ? r : ({ ...r, [i[0]]: i[1] }), {});
+}
+/* eslint-enable max-len, @stylistic/max-len, quote-props, @stylistic/quote-props */
+
+/**
+ * Full (default): the operator creates, resizes, drift-corrects and deletes the provider bucket. Observe: it only reads the existing bucket named by the storage.avalonhosting.example/adopt-id annotation and mirrors it into status.atProvider (spec.forProvider is not enforced, and deleting the StorageBucket leaves the bucket in place). Changing Observe to Full adopts the bucket.
+ *
+ * @schema StorageBucketV2SpecManagementPolicy
+ */
+export enum StorageBucketV2SpecManagementPolicy {
+  /** Full */
+  FULL = "Full",
+  /** Observe */
+  OBSERVE = "Observe",
+}
+
+/**
+ * The BucketProviderConfig, in the same namespace, whose provider holds the bucket. Immutable.
+ *
+ * @schema StorageBucketV2SpecProviderConfigRef
+ */
+export interface StorageBucketV2SpecProviderConfigRef {
+  /**
+   * Name of the BucketProviderConfig.
+   *
+   * @schema StorageBucketV2SpecProviderConfigRef#name
+   */
+  readonly name: string;
+}
+
+/**
+ * Converts an object of type 'StorageBucketV2SpecProviderConfigRef' to JSON representation.
+ */
+/* eslint-disable max-len, @stylistic/max-len, quote-props, @stylistic/quote-props */
+export function toJson_StorageBucketV2SpecProviderConfigRef(obj: StorageBucketV2SpecProviderConfigRef | undefined): Record<string, any> | undefined {
   if (obj === undefined) { return undefined; }
   const result = {
     'name': obj.name,

@@ -4,7 +4,7 @@
  * The staleness test runs the same function into a temporary directory and compares.
  */
 import { execFileSync } from 'node:child_process';
-import { mkdirSync } from 'node:fs';
+import { mkdirSync, rmSync } from 'node:fs';
 import { join, resolve } from 'node:path';
 import { CHART_IDS, synthDist } from './app';
 import { writeMonitoring } from './monitoring-app';
@@ -30,6 +30,11 @@ export function generate(root: string): { distDir: string; importsDir: string } 
   // Optional and outside the top level: it needs the Prometheus Operator's CRDs.
   writeMonitoring(distDir);
 
+  // The typed constructs cover both versions (StorageBucket for v1, StorageBucketV2 for v2, and
+  // so on), from the CRDs as the construct renders them with the conversion webhook on; dist/
+  // itself serves v1 only until it turns the webhook on, and v1's classes are the same either way.
+  const servedDir = join(root, '.crds-with-v2');
+  synthDist({ outdir: servedDir, operator: { conversionWebhook: {} } });
   const cli = join(REPO_ROOT, 'node_modules', '.bin', 'cdk8s');
   execFileSync(
     cli,
@@ -40,9 +45,10 @@ export function generate(root: string): { distDir: string; importsDir: string } 
       'typescript',
       '--output',
       importsDir,
-      `${IMPORT_PREFIX}:=${join(distDir, `${CHART_IDS[0]}.yaml`)}`,
+      `${IMPORT_PREFIX}:=${join(servedDir, `${CHART_IDS[0]}.yaml`)}`,
     ],
     { cwd: root, stdio: ['ignore', 'ignore', 'inherit'] },
   );
+  rmSync(servedDir, { recursive: true, force: true });
   return { distDir, importsDir };
 }
