@@ -32,6 +32,12 @@ import { apply, getJson, kubectlOk } from '../support/kube';
 import { freePort } from '../support/ports';
 import { freshNamespace } from './setup';
 import { startControlPlane } from '../support/control-plane';
+import { Chart, Testing } from 'cdk8s';
+import { OperatorAdmissionPolicy } from '../../infra/admission-policy';
+import { OperatorRbac } from '../../infra/rbac';
+import { loadKubeconfig } from '../../operator/runtime/kubeconfig';
+import type { RestConfig } from '../../operator/runtime/rest-config';
+import { waitForSecretPolicy } from '../support/admission';
 
 const BUCKETS_V2 = `storagebuckets.${v2.VERSION}.${v2.GROUP}`;
 const BUCKETS_V1 = `storagebuckets.${v1.VERSION}.${v1.GROUP}`;
@@ -72,6 +78,10 @@ describe('conversion webhook on a real control plane', function () {
   let url = '';
   let op: RunningOperator | undefined;
   const saved = new Map<string, CrdJson | undefined>();
+  /** The operator's ServiceAccount: every replica here runs as it, under the rendered RBAC and policies. */
+  const SA = 'bucketoperator-controller-manager';
+  let saKubeconfig = '';
+  let saConfig: RestConfig;
 
   const get = (resource: string, name: string, namespace = ns) => getJson<Obj>(cp, resource, name, namespace);
   const must = async (resource: string, name: string, namespace = ns): Promise<Obj> => {
@@ -98,8 +108,37 @@ describe('conversion webhook on a real control plane', function () {
       );
     }
     await kubectlOk(cp, ['wait', '--for=condition=Established', '--timeout=60s', ...PAIRS.map(([d]) => `crd/${crdName(d)}`)]);
+    // The operator's RBAC and admission policies as the construct renders them with the webhook
+    // on (namespace mode: its controllers only see opNs), and its ServiceAccount's own token.
+    const chart = new Chart(Testing.app(), 'conversion');
+    new OperatorRbac(chart, 'rbac', {
+      operatorNamespace: opNs,
+      serviceAccountName: SA,
+      mode: 'namespace',
+      watchNamespace: opNs,
+      readsClusterIdentity: false,
+      userRoles: false,
+      conversionWebhook: { secretName: SECRET },
+    });
+    const policy = new OperatorAdmissionPolicy(chart, 'policy', {
+      operatorNamespace: opNs,
+      serviceAccountName: SA,
+      conversionWebhook: { secretName: SECRET },
+    });
+    await kubectlOk(cp, ['create', 'serviceaccount', SA, '-n', opNs]);
+    await kubectlOk(cp, ['apply', '-f', '-'], JSON.stringify({ apiVersion: 'v1', kind: 'List', items: Testing.synth(chart) }));
+    await waitForSecretPolicy(cp, policy.username, opNs);
+    await eventually(
+      async () => {
+        const res = await cp.kubectl(['label', 'crd', crdName(v1.StorageBucketDefinition), 'probe=1', '--dry-run=server', `--as=${policy.username}`]);
+        return res.stderr.includes(`ValidatingAdmissionPolicy '${policy.conversionWebhookPolicyName ?? ''}'`) ? true : undefined;
+      },
+      { description: 'the conversion webhook policy to be enforced', timeoutMs: 30_000, intervalMs: 200 },
+    );
+    saKubeconfig = await cp.serviceAccountKubeconfig(opNs, SA, { expirationSeconds: 7200 });
+    saConfig = loadKubeconfig(saKubeconfig);
     op = startOperator({
-      restConfig: cp.restConfig(),
+      restConfig: saConfig,
       logger: createLogger({ level: process.env['CONVERSION_LOG'] === '1' ? 'debug' : 'silent' }),
       leaderElection: false,
       watchNamespace: opNs,
@@ -139,6 +178,19 @@ describe('conversion webhook on a real control plane', function () {
         description: `${crdName(def)} to carry the caBundle`,
         timeoutMs: 30_000,
       });
+    }
+    // A GitOps re-apply of the rendered CRDs (no caBundle in them) keeps the injected one and
+    // shows no diff: the operator's field manager owns the field, so Argo CD's and Flux's
+    // server-side apply need no ignoreDifferences for it.
+    for (const [old, next] of PAIRS) {
+      const manifest = JSON.stringify(variant([old, next], url));
+      await kubectlOk(cp, ['apply', '--server-side', '--force-conflicts', '--field-manager=conversion-test', '-f', '-'], manifest);
+      expect(
+        (await getJson<CrdJson>(cp, 'crd', crdName(old), ''))?.spec.conversion?.webhook?.clientConfig?.caBundle,
+        'after a server-side apply',
+      ).to.equal(ca);
+      const diff = await cp.kubectl(['diff', '--server-side', '--field-manager=conversion-test', '-f', '-'], { input: manifest });
+      expect(diff.code, `kubectl diff --server-side: ${diff.stdout}${diff.stderr}`).to.equal(0);
     }
   });
 
@@ -210,6 +262,122 @@ describe('conversion webhook on a real control plane', function () {
     expect((await must(CONFIGS_V1, 'cfg')).spec['endpoint']).to.equal('https://other.example.com');
   });
 
+  it("as its ServiceAccount the operator may change only its two CRDs' caBundle and write only its webhook Secret", async () => {
+    const as = (args: string[], input?: string) => cp.kubectl(args, { kubeconfig: saKubeconfig, ...(input === undefined ? {} : { input }) });
+    const crd = crdName(v1.StorageBucketDefinition);
+    const webhookPolicy = `ValidatingAdmissionPolicy '${`bucketoperator-conversion-webhook.${opNs}`}'`;
+    const mainPolicy = `ValidatingAdmissionPolicy '${`bucketoperator-least-privilege.${opNs}`}'`;
+    const caBundleOnly = /only spec\.conversion\.webhook\.clientConfig\.caBundle may change/;
+    const patch = (name: string, body: unknown, type = 'merge') => [
+      'patch',
+      'crd',
+      name,
+      `--type=${type}`,
+      '--dry-run=server',
+      '-p',
+      JSON.stringify(body),
+    ];
+
+    // Allowed: the keeper's own write, a new caBundle (a dry run: nothing changes).
+    const live = await getJson<CrdJson>(cp, 'crd', crd, '');
+    const pem = Buffer.from(live?.spec.conversion?.webhook?.clientConfig?.caBundle ?? '', 'base64').toString();
+    expect(pem).to.include('BEGIN CERTIFICATE');
+    const twice = Buffer.from(pem + pem).toString('base64');
+    const allowed = await as(patch(crd, { spec: { conversion: { webhook: { clientConfig: { caBundle: twice } } } } }));
+    expect(allowed.code, allowed.stderr).to.equal(0);
+
+    const secretJson = JSON.parse(await kubectlOk(cp, ['get', 'secret', SECRET, '-n', opNs, '-o', 'json'])) as {
+      metadata: Record<string, unknown>;
+    };
+    const annotated = JSON.stringify({ ...secretJson, metadata: { ...secretJson.metadata, annotations: { note: 'x' } } });
+    const otherTls = JSON.stringify({
+      apiVersion: 'v1',
+      kind: 'Secret',
+      type: 'kubernetes.io/tls',
+      metadata: { name: 'other-cert', namespace: opNs, labels: { [v1.MANAGED_BY_LABEL]: v1.MANAGED_BY_VALUE } },
+      data: { 'tls.crt': Buffer.from('x').toString('base64'), 'tls.key': Buffer.from('y').toString('base64') },
+    });
+    const table: Array<[string, string[], RegExp, string?]> = [
+      ['a label on its CRD', ['label', 'crd', crd, 'probe=1', '--dry-run=server'], caBundleOnly],
+      [
+        'another webhook URL',
+        patch(crd, { spec: { conversion: { webhook: { clientConfig: { url: 'https://elsewhere.example/convert' } } } } }),
+        caBundleOnly,
+      ],
+      [
+        'a schema change',
+        patch(crd, [{ op: 'replace', path: '/spec/versions/0/additionalPrinterColumns/0/description', value: 'changed' }], 'json'),
+        caBundleOnly,
+      ],
+      ['another CRD', patch('widgets.example.com', { spec: {} }), /cannot patch resource "customresourcedefinitions"/],
+      ['deleting its CRD', ['delete', 'crd', crd, '--dry-run=server'], /cannot delete resource "customresourcedefinitions"/],
+      ['deleting the webhook Secret', ['delete', 'secret', SECRET, '-n', opNs, '--dry-run=server'], /cannot delete resource "secrets"/],
+      ['an annotation on the webhook Secret', ['replace', '--dry-run=server', '-f', '-'], /carries only the label/, annotated],
+      ['another TLS Secret', ['create', '--dry-run=server', '-f', '-'], /only Opaque is allowed/, otherTls],
+    ];
+    for (const [what, args, why, input] of table) {
+      const res = await as(args, input);
+      expect(res.code, `${what}: allowed`).to.not.equal(0);
+      expect(res.stderr, what).to.match(why);
+      if (why === caBundleOnly || String(why).includes('carries only')) expect(res.stderr, what).to.include(webhookPolicy);
+      if (String(why).includes('Opaque')) expect(res.stderr, what).to.include(mainPolicy);
+    }
+  });
+
+  it("refuses bad v2 input with the CRD's own words, the quantity() size rules included", async () => {
+    const inputNs = await freshNamespace(cp, 'conversion-input');
+    const v2Bucket = (name: string, forProvider: Record<string, unknown>) =>
+      JSON.stringify({
+        apiVersion: v2.API_VERSION,
+        kind: 'StorageBucket',
+        metadata: { name, namespace: inputNs },
+        spec: { forProvider: { region: 'us-east-1', ...forProvider }, providerConfigRef: { name: 'default' } },
+      });
+    const create = (name: string, forProvider: Record<string, unknown>) => cp.kubectl(['create', '-f', '-'], { input: v2Bucket(name, forProvider) });
+    const sizeRange = new RegExp(`spec\\.forProvider\\.size: Invalid value.*must be more than 0 and at most ${v1.MAX_SIZE_GB}G`);
+    const refusedCreates: Array<[string, RegExp]> = [
+      ['10', /spec\.forProvider\.size: Invalid value: "10": spec\.forProvider\.size in body should match/],
+      ['0G', sizeRange],
+      [`${v1.MAX_SIZE_GB + 1}G`, sizeRange],
+      ['10.5T', sizeRange],
+      ['9.3Ti', sizeRange],
+    ];
+    for (const [size, why] of refusedCreates) {
+      const res = await create(`bad-${refusedCreates.findIndex(([s2]) => s2 === size)}`, { size });
+      expect(res.code, `size ${size} was accepted`).to.not.equal(0);
+      expect(res.stderr, size).to.match(why);
+    }
+    // At the limit exactly, in another unit: 10T is 10000G.
+    for (const [name, size] of [
+      ['at-limit', '10T'],
+      ['binary', '1500Mi'],
+    ] as const) {
+      const res = await create(name, { size });
+      expect(res.code, `${size}: ${res.stderr}`).to.equal(0);
+    }
+    const patchSize = (size: string) =>
+      cp.kubectl(['patch', BUCKETS_V2, 'binary', '-n', inputNs, '--type=merge', '-p', JSON.stringify({ spec: { forProvider: { size } } })]);
+    // 1500Mi is 1.5728640 GB: the same quantity spelled otherwise is no shrink, 1G is.
+    expect((await patchSize('1572864k')).code).to.equal(0);
+    const shrink = await patchSize('1G');
+    expect(shrink.code).to.not.equal(0);
+    expect(shrink.stderr).to.match(/spec\.forProvider\.size: Invalid value.*can only grow/);
+    const moved = await cp.kubectl([
+      'patch',
+      BUCKETS_V2,
+      'binary',
+      '-n',
+      inputNs,
+      '--type=merge',
+      '-p',
+      '{"spec":{"forProvider":{"region":"eu-west-1"}}}',
+    ]);
+    expect(moved.stderr).to.match(/forProvider\.region is immutable/);
+    // What was accepted reads in v1 as whole GB, rounded up.
+    expect((await must(BUCKETS_V1, 'binary', inputNs)).spec['sizeGB']).to.equal(2);
+    expect((await must(BUCKETS_V1, 'at-limit', inputNs)).spec['sizeGB']).to.equal(v1.MAX_SIZE_GB);
+  });
+
   it('counts the conversions by version pair', async () => {
     const text = (await op?.registry.metrics()) ?? '';
     const value = (from: string, to: string) =>
@@ -272,9 +440,11 @@ describe('conversion webhook on a real control plane', function () {
   it('a CA rotation under constant conversion traffic, with a replica stopped during it: zero failed conversions', async function () {
     this.timeout(240_000);
     // The first operator goes; two replicas behind one address take over with short-lived
-    // certificates (their own Secret), so a whole CA rotation happens within a minute.
+    // certificates (the Secret made again: the first one's CA lives a year), so a whole CA
+    // rotation happens within a minute.
     await op?.stop();
     op = undefined;
+    await kubectlOk(cp, ['delete', 'secret', SECRET, '-n', opNs]);
     await apply(cp, {
       apiVersion: v1.API_VERSION,
       kind: 'StorageBucket',
@@ -287,7 +457,7 @@ describe('conversion webhook on a real control plane', function () {
     const backends = [await freePort(), await freePort()];
     const replicas = backends.map((port, i) =>
       startOperator({
-        restConfig: cp.restConfig(),
+        restConfig: saConfig,
         logger: createLogger({ level: process.env['CONVERSION_LOG'] === '1' ? 'debug' : 'silent' }),
         leaderElection: true,
         leaderElectionNamespace: opNs,
@@ -302,7 +472,7 @@ describe('conversion webhook on a real control plane', function () {
           host: '127.0.0.1',
           namespace: opNs,
           serviceName: 'bucketoperator-webhook',
-          secretName: 'rotation-cert',
+          secretName: SECRET,
           ipAddresses: ['127.0.0.1'],
           policy,
           drainMs: 2_000,
@@ -331,7 +501,7 @@ describe('conversion webhook on a real control plane', function () {
     await new Promise<void>((resolve) => proxy.listen(Number(new URL(url).port), '127.0.0.1', resolve));
     const client = new KubeClient({ restConfig: cp.restConfig(), userAgent: 'conversion-traffic', maxRetries: 0, qps: 0 });
     const secretCas = async () =>
-      Buffer.from((await getJson<{ data?: Record<string, string> }>(cp, 'secret', 'rotation-cert', opNs))?.data?.['ca.crt'] ?? '', 'base64')
+      Buffer.from((await getJson<{ data?: Record<string, string> }>(cp, 'secret', SECRET, opNs))?.data?.['ca.crt'] ?? '', 'base64')
         .toString()
         .match(/-----BEGIN CERTIFICATE-----[\s\S]*?-----END CERTIFICATE-----/g) ?? [];
     const bucketsV2 = { group: v2.GROUP, version: v2.VERSION, kind: 'StorageBucket', plural: 'storagebuckets', namespaced: true };
