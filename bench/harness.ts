@@ -117,9 +117,13 @@ export class Bench {
     const file = join(dir, `${name}.pprof`);
     return new Promise((resolve, reject) => {
       const out = openSync(file, 'w');
-      const child = spawn(this.cp.binaries.kubectl, [`--kubeconfig=${this.cp.kubeconfigPath}`, 'get', '--raw', `/debug/pprof/profile?seconds=${seconds}`], {
-        stdio: ['ignore', out, 'inherit'],
-      });
+      const child = spawn(
+        this.cp.binaries.kubectl,
+        [`--kubeconfig=${this.cp.kubeconfigPath}`, 'get', '--raw', `/debug/pprof/profile?seconds=${seconds}`],
+        {
+          stdio: ['ignore', out, 'inherit'],
+        },
+      );
       child.on('error', reject);
       child.on('exit', (code) => {
         closeSync(out);

@@ -341,12 +341,16 @@ export class OperatorAdmissionPolicy extends Construct {
       spec: { policyName: this.name, validationActions: ['Deny'] },
     });
     if (webhookSecret !== undefined && this.conversionWebhookPolicyName !== undefined) {
-      this.conversionWebhookPolicy(this.conversionWebhookPolicyName, webhookSecret, refusal);
+      this.conversionWebhookPolicy(this.conversionWebhookPolicyName, webhookSecret);
     }
   }
 
   /** The conversion webhook's Secret and the CRDs' caBundle: the only writes allowed there. */
-  private conversionWebhookPolicy(name: string, webhookSecret: string, refusal: (verb: string, why: string) => string): void {
+  private conversionWebhookPolicy(name: string, webhookSecret: string): void {
+    // A cluster-scoped request (a CRD) has no namespace to name: reading it fails the message
+    // expression, and the API server falls back to the plain message.
+    const target = `request.resource.resource + " " + (variables.secret ? request.namespace + "/" + request.name : request.name)`;
+    const refusal = (verb: string, why: string) => `"the bucket operator may not ${verb} " + ${target} + ": ${why}"`;
     const crds = celList(CONVERTED_CRD_NAMES);
     const variables: NamedExpression[] = [
       { name: 'secret', expression: 'request.resource.resource == "secrets"' },

@@ -7,8 +7,12 @@
  * The operator watches a namespace of its own, so its controllers leave the test's objects
  * alone (no provider runs here): what is checked is the API machinery end to end.
  *
- * The last test runs a whole CA rotation (short-lived certificates) under v2 traffic through the
- * API server, two replicas behind one address, one stopped during it. It proves that the
+ * The operator runs as its ServiceAccount under the RBAC and both admission policies the
+ * construct renders with the webhook on, and a table checks what that user may not do.
+ *
+ * The last two tests run a whole CA rotation (short-lived certificates) under v2 traffic through
+ * the API server, two replicas behind one address, the follower or the leader stopped during
+ * it (the follower then finishes the rotation). They prove that the
  * designed sequence fails no conversion on a real API server; it does not prove that each wait
  * is needed: on one machine the API server and the replicas pick changes up within
  * milliseconds, so even a rotation without overlaps passes here. The overlaps are proved by the
@@ -309,7 +313,7 @@ describe('conversion webhook on a real control plane', function () {
         patch(crd, [{ op: 'replace', path: '/spec/versions/0/additionalPrinterColumns/0/description', value: 'changed' }], 'json'),
         caBundleOnly,
       ],
-      ['another CRD', patch('widgets.example.com', { spec: {} }), /cannot patch resource "customresourcedefinitions"/],
+      ['another CRD', patch('widgets.example.com', { spec: {} }), /cannot (get|patch) resource "customresourcedefinitions"/],
       ['deleting its CRD', ['delete', 'crd', crd, '--dry-run=server'], /cannot delete resource "customresourcedefinitions"/],
       ['deleting the webhook Secret', ['delete', 'secret', SECRET, '-n', opNs, '--dry-run=server'], /cannot delete resource "secrets"/],
       ['an annotation on the webhook Secret', ['replace', '--dry-run=server', '-f', '-'], /carries only the label/, annotated],
@@ -318,7 +322,7 @@ describe('conversion webhook on a real control plane', function () {
     for (const [what, args, why, input] of table) {
       const res = await as(args, input);
       expect(res.code, `${what}: allowed`).to.not.equal(0);
-      expect(res.stderr, what).to.match(why);
+      expect(res.stderr, `${what}: ${res.stderr}`).to.match(why);
       if (why === caBundleOnly || String(why).includes('carries only')) expect(res.stderr, what).to.include(webhookPolicy);
       if (String(why).includes('Opaque')) expect(res.stderr, what).to.include(mainPolicy);
     }
@@ -376,6 +380,16 @@ describe('conversion webhook on a real control plane', function () {
     // What was accepted reads in v1 as whole GB, rounded up.
     expect((await must(BUCKETS_V1, 'binary', inputNs)).spec['sizeGB']).to.equal(2);
     expect((await must(BUCKETS_V1, 'at-limit', inputNs)).spec['sizeGB']).to.equal(v1.MAX_SIZE_GB);
+  });
+
+  it('kubectl shows v2 with its own columns and explains its fields', async () => {
+    const table = await kubectlOk(cp, ['get', BUCKETS_V2, 'made-in-v2', '-n', ns]);
+    expect(table.split('\n')[0]).to.match(/^NAME\s+READY\s+PHASE\s+ID\s+REGION\s+SIZE\s+AGE$/);
+    expect(table.split('\n')[1]).to.match(/^made-in-v2\s+.*\s+us-east-1\s+0\.5T\s+/);
+    const explained = await kubectlOk(cp, ['explain', 'storagebuckets.spec.forProvider.size', `--api-version=${v2.API_VERSION}`]);
+    expect(explained).to.include('Capacity as a Kubernetes quantity with a unit');
+    const v1Explained = await kubectlOk(cp, ['explain', 'storagebuckets.spec.sizeGB', `--api-version=${v1.API_VERSION}`]);
+    expect(v1Explained).to.include('Capacity in GB');
   });
 
   it('counts the conversions by version pair', async () => {
@@ -437,18 +451,23 @@ describe('conversion webhook on a real control plane', function () {
     }
   });
 
-  it('a CA rotation under constant conversion traffic, with a replica stopped during it: zero failed conversions', async function () {
-    this.timeout(240_000);
+  /**
+   * A whole CA rotation under v2 traffic through the API server, two leader-elected replicas
+   * behind one address, one of them stopped (SIGTERM's path: drain, release the Lease) once the
+   * new CA has joined the bundle: the follower, or the leader, whose keeper the follower's must
+   * then take over mid-rotation. Asserts zero failed conversions.
+   */
+  async function rotationUnderTraffic(stopping: 'follower' | 'leader'): Promise<void> {
     // The first operator goes; two replicas behind one address take over with short-lived
     // certificates (the Secret made again: the first one's CA lives a year), so a whole CA
     // rotation happens within a minute.
     await op?.stop();
     op = undefined;
-    await kubectlOk(cp, ['delete', 'secret', SECRET, '-n', opNs]);
+    await kubectlOk(cp, ['delete', 'secret', SECRET, '-n', opNs, '--ignore-not-found']);
     await apply(cp, {
       apiVersion: v1.API_VERSION,
       kind: 'StorageBucket',
-      metadata: { name: 'rotating', namespace: ns },
+      metadata: { name: `rotating-${stopping}`, namespace: ns },
       spec: { region: 'eu-west-1', sizeGB: 1, providerRef: { name: 'default' } },
     });
     // An 8 s overlap (the shortest checkCertPolicy allows with these lives is under 8.4 s): a
@@ -461,8 +480,8 @@ describe('conversion webhook on a real control plane', function () {
         logger: createLogger({ level: process.env['CONVERSION_LOG'] === '1' ? 'debug' : 'silent' }),
         leaderElection: true,
         leaderElectionNamespace: opNs,
-        leaderElectionId: 'conversion-rotation',
-        identity: `replica-${i}`,
+        leaderElectionId: `conversion-rotation-${stopping}`,
+        identity: `${stopping}-test-replica-${i}`,
         watchNamespace: opNs,
         clusterId: 'conversion-test',
         metricsBindAddress: '0',
@@ -509,7 +528,7 @@ describe('conversion webhook on a real control plane', function () {
       // Until the API server trusts the new Secret's CA, v2 reads fail: wait for that before counting.
       await eventually(
         async () =>
-          (await client.get(bucketsV2, ns, 'rotating').then(
+          (await client.get(bucketsV2, ns, `rotating-${stopping}`).then(
             () => true,
             () => false,
           )) || undefined,
@@ -526,7 +545,7 @@ describe('conversion webhook on a real control plane', function () {
         for (let i = 0; !stop; i++) {
           try {
             if (i % 5 === 0) await client.list(bucketsV2, { namespace: ns });
-            else await client.get(bucketsV2, ns, 'rotating');
+            else await client.get(bucketsV2, ns, `rotating-${stopping}`);
             ok++;
           } catch (err) {
             failures.push(`${id}-${i} at ${new Date().toISOString()}: ${err instanceof Error ? err.message : String(err)}`);
@@ -538,9 +557,10 @@ describe('conversion webhook on a real control plane', function () {
       const loops = [0, 1, 2].map(traffic);
       // The rotation starts when the CA is two thirds through its minute: a second CA joins the bundle.
       await eventually(async () => (await secretCas()).length === 2 || undefined, { description: 'a new CA beside the old', timeoutMs: 90_000 });
-      // SIGTERM to the replica that does not lead, while the rotation is under way.
-      const follower = replicas.findIndex((r) => !r.manager.isLeader());
-      await replicas[follower]!.stop();
+      // SIGTERM's path for one replica while the rotation is under way.
+      const stopped = replicas.findIndex((r) => r.manager.isLeader() === (stopping === 'leader'));
+      expect(stopped, `a ${stopping} to stop`).to.be.greaterThan(-1);
+      await replicas[stopped]!.stop();
       await eventually(
         async () => {
           const cas = await secretCas();
@@ -553,11 +573,23 @@ describe('conversion webhook on a real control plane', function () {
       await Promise.all(loops);
       expect(failures).to.deep.equal([]);
       expect(ok).to.be.greaterThan(100);
+      // The one left leads: it finished the rotation.
+      expect(replicas[1 - stopped]!.manager.isLeader()).to.equal(true);
     } finally {
       client.close();
       await Promise.all(replicas.map((r) => r.stop()));
       for (const socket of sockets) socket.destroy();
       await new Promise((resolve) => proxy.close(resolve));
     }
+  }
+
+  it('a CA rotation under constant conversion traffic, the follower stopped during it: zero failed conversions', async function () {
+    this.timeout(240_000);
+    await rotationUnderTraffic('follower');
+  });
+
+  it('a CA rotation under constant conversion traffic, the leader stopped during it and the follower finishing it: zero failed conversions', async function () {
+    this.timeout(240_000);
+    await rotationUnderTraffic('leader');
   });
 });
