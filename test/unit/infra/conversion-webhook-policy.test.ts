@@ -6,7 +6,6 @@
  * test/integration/conversion-webhook.test.ts runs the operator as its ServiceAccount under both.
  */
 import { expect } from 'chai';
-import { execFileSync } from 'node:child_process';
 import { Chart, Testing } from 'cdk8s';
 import { OperatorAdmissionPolicy } from '../../../infra/admission-policy';
 import { renderCrd } from '../../../infra/crd';
@@ -15,7 +14,7 @@ import * as v1 from '../../../operator/api/v1';
 import * as v2 from '../../../operator/api/v2';
 import { combineVersions } from '../../../operator/api/versions';
 import { CONVERTED_CRD_NAMES } from '../../../operator/conversion/rbac';
-import { celeval } from '../../support/test-tools';
+import { policyTable, type PolicyRules } from '../../support/policy-eval';
 
 type Obj = Record<string, any>; // eslint-disable-line @typescript-eslint/no-explicit-any -- rendered manifests are untyped; tests index into them freely
 
@@ -163,59 +162,30 @@ const cases: Record<string, Case> = {
   'its Secret deleted': { operation: 'DELETE', object: null, oldObject: secret(), want: /may not delete/ },
 };
 
-interface Outcome {
-  readonly failed?: number[];
-  readonly message?: string;
-  readonly error?: string;
-}
-
 describe('the conversion webhook policy and RBAC', () => {
   const on = render(true);
   const policy = on.find((o) => o['kind'] === 'ValidatingAdmissionPolicy' && o['metadata'].name === `bucketoperator-conversion-webhook.${OPS}`);
-  const entries = Object.entries(cases);
-  let outcomes: Outcome[] = [];
-
-  before(function () {
-    this.timeout(30_000);
-    if (!policy) throw new Error('no conversion webhook policy rendered');
-    const input = {
-      admission: {
-        variables: policy['spec'].variables,
-        validations: policy['spec'].validations,
-        cases: entries.map(([, c]) => {
-          const target = c.object ?? c.oldObject;
-          const isSecret = target?.['kind'] === 'Secret';
-          return {
-            request: {
-              operation: c.operation,
-              resource: isSecret
-                ? { group: '', version: 'v1', resource: 'secrets' }
-                : { group: 'apiextensions.k8s.io', version: 'v1', resource: 'customresourcedefinitions' },
-              // As the API server sends a cluster-scoped request: no namespace at all.
-              namespace: isSecret ? OPS : undefined,
-              name: target?.['metadata']?.name,
-              userInfo: { username: USER },
-            },
-            object: c.object,
-            oldObject: c.oldObject ?? null,
-          };
-        }),
-      },
-    };
-    outcomes = JSON.parse(execFileSync(celeval(), [], { input: JSON.stringify(input), encoding: 'utf8' })) as Outcome[];
-  });
-
-  entries.forEach(([name, c], i) => {
-    it(`${c.want === 'allowed' ? 'allows' : 'refuses'} ${name}`, () => {
-      const got = outcomes[i];
-      expect(got?.error, 'evaluation error').to.equal(undefined);
-      if (c.want === 'allowed') expect(got?.failed, got?.message).to.deep.equal([]);
-      else {
-        expect(got?.failed, 'no rule refused it').to.not.deep.equal([]);
-        expect(got?.message).to.match(c.want);
-      }
-    });
-  });
+  policyTable(
+    () => {
+      if (!policy) throw new Error('no conversion webhook policy rendered');
+      return policy['spec'] as PolicyRules;
+    },
+    Object.entries(cases).map(([name, c]) => {
+      const target = c.object ?? c.oldObject;
+      const isSecret = target?.['kind'] === 'Secret';
+      const request = {
+        operation: c.operation,
+        resource: isSecret
+          ? { group: '', version: 'v1', resource: 'secrets' }
+          : { group: 'apiextensions.k8s.io', version: 'v1', resource: 'customresourcedefinitions' },
+        // As the API server sends a cluster-scoped request: no namespace at all.
+        namespace: isSecret ? OPS : undefined,
+        name: target?.['metadata']?.name,
+        userInfo: { username: USER },
+      };
+      return [name, { request, object: c.object, oldObject: c.oldObject ?? null, want: c.want }] as const;
+    }),
+  );
 
   it('matches only the operator, and of Secrets only its webhook Secret, which the main policy leaves to it', () => {
     const conditions = (policy?.['spec'].matchConditions as Array<{ expression: string }>).map((m) => m.expression);
