@@ -13,7 +13,7 @@ import { KubeClient } from '../operator/runtime/client';
 import { SharedInformer } from '../operator/runtime/informer';
 import { createLogger } from '../operator/runtime/logging';
 import { isNotFound } from '../operator/runtime/api-errors';
-import { PROVIDER_CONFIG, SECRET, STORAGE_BUCKET } from '../operator/bucket/kinds';
+import { PROVIDER_CONFIG, SECRET, SERVICE, STORAGE_BUCKET } from '../operator/bucket/kinds';
 import type { KubeObject, ResourceKind } from '../operator/runtime/types';
 import type { StorageBucket } from '../operator/api/v1';
 import { startControlPlane, type ControlPlane } from '../test/support/control-plane';
@@ -315,6 +315,24 @@ export class Bench {
       intervalMs,
     });
     return Date.now() - since;
+  }
+
+  /**
+   * Mean size in bytes of the JSON the API server returns for a StorageBucket and for the
+   * Secret and Service an operator owns in `ns` (managedFields included), over the first
+   * `sample` of each: what kube-apiserver decodes, copies and encodes on every request about one.
+   */
+  async objectBytes(ns: string, sample = 50): Promise<{ bucket: number; secret: number; service: number }> {
+    const mean = async (kind: ResourceKind) => {
+      // One page only: a paged list of all N would itself be the load.
+      const base = kind.group === '' ? `/api/${kind.version}` : `/apis/${kind.group}/${kind.version}`;
+      const res = await this.cp.kubectl(['get', '--raw', `${base}/namespaces/${ns}/${kind.plural}?limit=${sample}`]);
+      if (res.code !== 0) throw new Error(`list ${kind.plural} in ${ns}: ${res.stderr}`);
+      const items = (JSON.parse(res.stdout) as { items?: KubeObject[] }).items ?? [];
+      const owned = items.filter((o) => kind === STORAGE_BUCKET || (o.metadata?.ownerReferences?.length ?? 0) > 0);
+      return owned.length === 0 ? 0 : Math.round(owned.reduce((a, o) => a + JSON.stringify(o).length, 0) / owned.length);
+    };
+    return { bucket: await mean(STORAGE_BUCKET), secret: await mean(SECRET), service: await mean(SERVICE) };
   }
 
   /** Creates `n` Opaque Secrets of `sizeKiB` each, unrelated to the operator, 20 in flight. */

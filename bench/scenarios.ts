@@ -94,6 +94,10 @@ export async function backlog(bench: Bench, n: number, s: ScenarioSettings): Pro
   const r1 = await bench.read();
   figures['backlog CPU s'] = round(cpuSeconds(op.pid) - cpu0, 1);
   figures['backlog peak RSS MiB'] = round(peakRssMiB(op.pid), 0);
+  const bytes = await bench.objectBytes(ns);
+  figures['Ready StorageBucket JSON bytes'] = bytes.bucket;
+  figures['owned Secret JSON bytes'] = bytes.secret;
+  figures['owned Service JSON bytes'] = bytes.service;
   // The new process's counters start at zero.
   Object.assign(figures, perBucket(delta({ ...r0, apiByVerb: {}, apiWrites: 0, reconciles: 0 }, r1), n, 'backlog '));
   console.log(`backlog n=${n}:`, JSON.stringify(figures));
