@@ -592,4 +592,32 @@ describe('conversion webhook on a real control plane', function () {
     this.timeout(240_000);
     await rotationUnderTraffic('leader');
   });
+
+  it('rolls back to v1 only: server-side apply is refused while the operator owns the caBundle, and passes once the stanza is removed; objects keep their data', async () => {
+    for (const [def] of PAIRS) {
+      const v1Only = JSON.stringify(renderCrd(def, { ...COMMON_LABELS }));
+      const apply = ['apply', '--server-side', '--force-conflicts', '--field-manager=conversion-test', '-f', '-'];
+      const refused = await cp.kubectl(apply, { input: v1Only });
+      expect(refused.code, 'the rollback was applied with the caBundle left behind').to.not.equal(0);
+      expect(refused.stderr).to.match(/spec\.conversion\.webhookClientConfig: Forbidden/);
+      await kubectlOk(cp, [
+        'patch',
+        'crd',
+        crdName(def),
+        '--type=json',
+        '-p',
+        '[{"op":"replace","path":"/spec/conversion","value":{"strategy":"None"}}]',
+      ]);
+      await kubectlOk(cp, apply, v1Only);
+      const crd = JSON.parse(await kubectlOk(cp, ['get', 'crd', crdName(def), '-o', 'json'])) as {
+        spec: { versions: Array<{ name: string }>; conversion?: unknown };
+      };
+      expect(crd.spec.versions.map((v) => v.name)).to.deep.equal(['v1']);
+      expect(crd.spec.conversion).to.deep.equal({ strategy: 'None' });
+    }
+    // Written in v2 before, read in v1 now: whole GB in sizeGB, the v2 spelling in the annotation.
+    const made = await must(BUCKETS_V1, 'made-in-v2');
+    expect(made.spec['sizeGB']).to.equal(500);
+    expect(userAnnotations(made)).to.deep.equal({ [v1.V2_SIZE_ANNOTATION]: '0.5T' });
+  });
 });
