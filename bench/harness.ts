@@ -9,7 +9,7 @@ import { spawn } from 'node:child_process';
 import { closeSync, mkdirSync, mkdtempSync, openSync, readdirSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import { loadavg, tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { KubeClient } from '../operator/runtime/client';
+import { KubeClient, resourcePath } from '../operator/runtime/client';
 import { SharedInformer } from '../operator/runtime/informer';
 import { createLogger } from '../operator/runtime/logging';
 import { isNotFound } from '../operator/runtime/api-errors';
@@ -325,8 +325,7 @@ export class Bench {
   async objectBytes(ns: string, sample = 50): Promise<{ bucket: number; secret: number; service: number }> {
     const mean = async (kind: ResourceKind) => {
       // One page only: a paged list of all N would itself be the load.
-      const base = kind.group === '' ? `/api/${kind.version}` : `/apis/${kind.group}/${kind.version}`;
-      const res = await this.cp.kubectl(['get', '--raw', `${base}/namespaces/${ns}/${kind.plural}?limit=${sample}`]);
+      const res = await this.cp.kubectl(['get', '--raw', `${resourcePath(kind, ns)}?limit=${sample}`]);
       if (res.code !== 0) throw new Error(`list ${kind.plural} in ${ns}: ${res.stderr}`);
       const items = (JSON.parse(res.stdout) as { items?: KubeObject[] }).items ?? [];
       const owned = items.filter((o) => kind === STORAGE_BUCKET || (o.metadata?.ownerReferences?.length ?? 0) > 0);

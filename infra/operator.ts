@@ -10,7 +10,7 @@ import { OperatorAdmissionPolicy } from './admission-policy';
 import { OperatorCrds } from './crds';
 import { MANAGER_SELECTOR } from './labels';
 import { OperatorManager, WEBHOOK_SERVICE_PORT, type LogLevel, type OperatorResources } from './manager';
-import { DEFAULT_WEBHOOK_SECRET } from '../operator/conversion/rbac';
+import { DEFAULT_WEBHOOK_SECRET, DEFAULT_WEBHOOK_SERVICE } from '../operator/conversion/rbac';
 import { DEFAULT_OPERATOR_NAMESPACE, OperatorNamespace } from './namespace';
 import { OperatorRbac, type RbacMode } from './rbac';
 
@@ -214,7 +214,7 @@ export class BucketOperator extends Construct {
     const webhook = props.conversionWebhook
       ? {
           port: props.conversionWebhook.port ?? 9443,
-          serviceName: props.conversionWebhook.serviceName ?? 'bucketoperator-webhook',
+          serviceName: props.conversionWebhook.serviceName ?? DEFAULT_WEBHOOK_SERVICE,
           secretName: props.conversionWebhook.secretName ?? DEFAULT_WEBHOOK_SECRET,
         }
       : undefined;
@@ -249,8 +249,7 @@ export class BucketOperator extends Construct {
       namespace: this.namespace,
       serviceAccountName: this.serviceAccountName,
       image: props.image,
-      // Conversion is served by every replica: two, so one can go while the other answers.
-      replicas: props.replicas ?? (webhook ? 2 : undefined),
+      replicas: replicasOf(props),
       ...(webhook ? { conversionWebhook: webhook } : {}),
       watchNamespace: props.watchNamespace,
       leaderElection: props.leaderElection,
@@ -277,6 +276,11 @@ export class BucketOperator extends Construct {
   }
 }
 
+/** Manager replicas: as given, else two with the conversion webhook (one can go while the other answers), else one. */
+function replicasOf(props: BucketOperatorProps): number {
+  return props.replicas ?? (props.conversionWebhook ? 2 : 1);
+}
+
 /** Refuses props the operator or the API server would reject, naming the prop. */
 function validate(props: BucketOperatorProps): void {
   const fail = (message: string): never => {
@@ -297,7 +301,7 @@ function validate(props: BucketOperatorProps): void {
     fail(`props.clusterId must be 1-63 characters of A-Za-z0-9._- starting with a letter or digit, got '${props.clusterId}'`);
   }
 
-  const replicas = props.replicas ?? (props.conversionWebhook ? 2 : 1);
+  const replicas = replicasOf(props);
   positiveInteger('props.replicas', replicas, fail);
   const webhook = props.conversionWebhook;
   if (webhook) {

@@ -9,7 +9,7 @@ import { parseArgs } from 'node:util';
 import { loadRestConfig } from './runtime/load-config';
 import { createLogger } from './runtime/logging';
 import { startOperator } from './operator';
-import { DEFAULT_WEBHOOK_SECRET } from './conversion/rbac';
+import { DEFAULT_WEBHOOK_SECRET, DEFAULT_WEBHOOK_SERVICE } from './conversion/rbac';
 
 const USAGE = `Usage: bucketoperator [flags]
   --kubeconfig PATH                 kubeconfig (default: every path of $KUBECONFIG merged, then in-cluster,
@@ -197,7 +197,7 @@ function main(): void {
             port: webhookPort,
             // The webhook's Secret and Service live beside the operator, where its Lease does.
             namespace: process.env['POD_NAMESPACE'] ?? leaderElectionNamespace,
-            serviceName: values['conversion-webhook-service'] ?? 'bucketoperator-webhook',
+            serviceName: values['conversion-webhook-service'] ?? DEFAULT_WEBHOOK_SERVICE,
             secretName: values['conversion-webhook-secret'] ?? DEFAULT_WEBHOOK_SECRET,
             ipAddresses: ipList('conversion-webhook-ip-sans', values['conversion-webhook-ip-sans']),
           },

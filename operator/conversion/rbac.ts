@@ -15,6 +15,9 @@ import { ALL_DEFINITIONS } from '../api/v1';
 /** Names of the CRDs the webhook converts for, as the keeper patches them. */
 export const CONVERTED_CRD_NAMES: readonly string[] = ALL_DEFINITIONS.map((d) => `${d.plural}.${d.group}`);
 
+/** The webhook's Service name when `--conversion-webhook-service` is not given. */
+export const DEFAULT_WEBHOOK_SERVICE = 'bucketoperator-webhook';
+
 /** The webhook's Secret name when `--conversion-webhook-secret` is not given. */
 export const DEFAULT_WEBHOOK_SECRET = 'bucketoperator-webhook-cert';
 
