@@ -9,6 +9,7 @@ import { parseArgs } from 'node:util';
 import { loadRestConfig } from './runtime/load-config';
 import { createLogger } from './runtime/logging';
 import { startOperator } from './operator';
+import { OWN_API_VERSIONS, type OwnApiVersion } from './bucket/own-version';
 import { DEFAULT_WEBHOOK_SECRET, DEFAULT_WEBHOOK_SERVICE } from './conversion/rbac';
 
 const USAGE = `Usage: bucketoperator [flags]
@@ -43,6 +44,9 @@ const USAGE = `Usage: bucketoperator [flags]
                                     namespace (default bucketoperator-webhook-cert)
   --conversion-webhook-ip-sans IPS  comma-separated IP addresses the certificate also names, for an API
                                     server that calls the webhook by URL (default none)
+  --api-version v1|v2               the version of StorageBucket and BucketProviderConfig the operator reads
+                                    and writes; set it to the CRDs' storage version, so its own work never
+                                    needs the conversion webhook (default v1)
   --log-level LEVEL                 debug|info|warn|error (default info)
   --log-format json|pretty          (default json)`;
 
@@ -127,6 +131,13 @@ function logFormat(value: string | undefined): 'json' | 'pretty' {
   return 'pretty';
 }
 
+function ownApiVersion(value: string | undefined): OwnApiVersion {
+  if (value === undefined) return 'v1';
+  if (!(OWN_API_VERSIONS as readonly string[]).includes(value))
+    throw new Error(`--api-version: expected one of ${OWN_API_VERSIONS.join('|')}, got "${value}"`);
+  return value as OwnApiVersion;
+}
+
 function main(): void {
   const { values } = parseArgs({
     options: {
@@ -151,6 +162,7 @@ function main(): void {
       'conversion-webhook-service': { type: 'string' },
       'conversion-webhook-secret': { type: 'string' },
       'conversion-webhook-ip-sans': { type: 'string' },
+      'api-version': { type: 'string' },
       'log-level': { type: 'string' },
       'log-format': { type: 'string' },
       help: { type: 'boolean', short: 'h' },
@@ -191,6 +203,7 @@ function main(): void {
     providerQps: positiveInt('provider-qps', values['provider-qps'], 20),
     providerBurst: positiveInt('provider-burst', values['provider-burst'], 40),
     allowLinkLocalEndpoints: bool('allow-link-local-endpoints', values['allow-link-local-endpoints']),
+    ownApiVersion: ownApiVersion(values['api-version']),
     ...(webhookPort
       ? {
           conversionWebhook: {

@@ -8,6 +8,7 @@ import type { Logger } from 'pino';
 import { Registry } from 'prom-client';
 import { readClusterId } from './bucket/cluster-identity';
 import { kubeWriter } from './bucket/kube-writer';
+import { ownVersion, type OwnApiVersion } from './bucket/own-version';
 import { setupBucketControllers } from './bucket/setup';
 import { setupConversionWebhook, type ConversionWebhook, type ConversionWebhookOptions } from './conversion/setup';
 import { ProviderClients } from './provider-client';
@@ -74,6 +75,11 @@ export interface OperatorOptions {
    * caBundle (the leader). Off when unset.
    */
   readonly conversionWebhook?: ConversionWebhookOptions;
+  /**
+   * The version of its own kinds the operator reads and writes: the CRDs' storage version, so
+   * its own work never needs the conversion webhook. @default 'v1'
+   */
+  readonly ownApiVersion?: OwnApiVersion;
 }
 
 /** A running operator. */
@@ -150,8 +156,10 @@ export function startOperator(opts: OperatorOptions): RunningOperator {
       opts.logger.info({ port: address.port }, 'Serving the conversion webhook');
     }
     const clusterId = opts.clusterId ?? (await readClusterId(client, abort.signal));
+    const own = ownVersion(opts.ownApiVersion);
     setupBucketControllers(manager, {
-      writer: kubeWriter(client, OPERATOR_NAME),
+      own,
+      writer: kubeWriter(client, OPERATOR_NAME, own),
       events,
       clients,
       clusterId,

@@ -32,7 +32,8 @@ import {
   configSecretIndex,
   configsForSecret,
 } from './indexes';
-import { PROVIDER_CONFIG, SECRET, SERVICE, STORAGE_BUCKET } from './kinds';
+import { SECRET, SERVICE } from './kinds';
+import { ownVersion, type OwnVersion } from './own-version';
 import { MANAGED_BY_SELECTOR, condenseSecretData, type OwnedSecret } from './owned';
 import { BucketReconciler } from './reconciler';
 import { SecretProtectionReconciler, secretForConfig } from './secret-protection';
@@ -57,6 +58,11 @@ export interface BucketControllersOptions {
   readonly reconcileTimeoutMs?: number;
   /** Runner rate limiter and other controller options. */
   readonly controllerOptions?: ControllerOptions;
+  /**
+   * The version of StorageBuckets and BucketProviderConfigs read from the API server (the
+   * controllers see v1 either way; pass the same to the writer). @default v1
+   */
+  readonly own?: OwnVersion;
 }
 
 /** Controller names, as they appear in metrics and logs. */
@@ -93,13 +99,19 @@ export function setupBucketControllers(mgr: Manager, opts: BucketControllersOpti
   // The controllers below ask for the same options, so they share these informers.
   const ownedSecretOptions: InformerOptions = { ...informerOptions, labelSelector: MANAGED_BY_SELECTOR, transform: condenseSecretData };
   const ownedServiceOptions: InformerOptions = { ...informerOptions, labelSelector: MANAGED_BY_SELECTOR };
-  const buckets = mgr.informers.informerFor<StorageBucket>(STORAGE_BUCKET, informerOptions).cache;
-  const configs = mgr.informers.informerFor<BucketProviderConfig>(PROVIDER_CONFIG, informerOptions).cache;
+  // Our own kinds are read in the wire version and converted to v1 as they enter the cache.
+  const own = opts.own ?? ownVersion();
+  const STORAGE_BUCKET = own.storageBucket;
+  const PROVIDER_CONFIG = own.providerConfig;
+  const bucketOptions: InformerOptions = { ...informerOptions, ...(own.version === 'v1' ? {} : { transform: own.decoder(STORAGE_BUCKET) }) };
+  const configOptions: InformerOptions = { ...informerOptions, ...(own.version === 'v1' ? {} : { transform: own.decoder(PROVIDER_CONFIG) }) };
+  const buckets = mgr.informers.informerFor<StorageBucket>(STORAGE_BUCKET, bucketOptions).cache;
+  const configs = mgr.informers.informerFor<BucketProviderConfig>(PROVIDER_CONFIG, configOptions).cache;
   const ownedSecrets = mgr.informers.informerFor<OwnedSecret>(SECRET, ownedSecretOptions).cache;
   const services = mgr.informers.informerFor<V1Service>(SERVICE, ownedServiceOptions).cache;
   buckets.addIndex(BUCKETS_BY_CONFIG, bucketConfigIndex);
   configs.addIndex(CONFIGS_BY_SECRET, configSecretIndex);
-  const lifecycleMetrics = registerBucketLifecycleMetrics(mgr, mgr.informers.informerFor<StorageBucket>(STORAGE_BUCKET, informerOptions));
+  const lifecycleMetrics = registerBucketLifecycleMetrics(mgr, mgr.informers.informerFor<StorageBucket>(STORAGE_BUCKET, bucketOptions));
   // Credential Secrets opt in by label, so one watch holds them all. A config naming a Secret
   // without the label finds it missing from the cache and asks the API once, which tells "not
   // found" from "not labelled"; adding the label is an add event here, mapped to its configs
@@ -131,10 +143,13 @@ export function setupBucketControllers(mgr: Manager, opts: BucketControllersOpti
     events: opts.events,
   });
   newControllerManagedBy(mgr, BUCKET_CONTROLLER)
-    .for<StorageBucket>(STORAGE_BUCKET, { predicates: bucketPredicates })
+    .for<StorageBucket>(STORAGE_BUCKET, { predicates: bucketPredicates, informerOptions: bucketOptions })
     .owns(SECRET, { predicates: [ownedChanged], informerOptions: ownedSecretOptions })
     .owns(SERVICE, { predicates: [ownedChanged], informerOptions: ownedServiceOptions })
-    .watches<BucketProviderConfig>(PROVIDER_CONFIG, bucketsForConfig(buckets), { predicates: [generationChangedOrAnnotations()] })
+    .watches<BucketProviderConfig>(PROVIDER_CONFIG, bucketsForConfig(buckets), {
+      predicates: [generationChangedOrAnnotations()],
+      informerOptions: configOptions,
+    })
     .watches<V1Secret>(SECRET, bucketsForSecret(configs, buckets), { informerOptions: credentialOptions })
     .watchesChannel(drift.channel)
     .withOptions(runner)
@@ -157,10 +172,14 @@ export function setupBucketControllers(mgr: Manager, opts: BucketControllersOpti
     );
 
   newControllerManagedBy(mgr, CONFIG_CONTROLLER)
-    .for<BucketProviderConfig>(PROVIDER_CONFIG, { predicates: [generationChangedOrAnnotations()] })
+    .for<BucketProviderConfig>(PROVIDER_CONFIG, { predicates: [generationChangedOrAnnotations()], informerOptions: configOptions })
     // Only membership matters (providerRef is immutable, so creates and deletes), and a burst of
     // creates or deletes is counted once per second rather than written once per bucket.
-    .watches<StorageBucket>(STORAGE_BUCKET, configForBucket, { predicates: [membershipChanged], delayMs: CONFIG_COUNT_DELAY_MS })
+    .watches<StorageBucket>(STORAGE_BUCKET, configForBucket, {
+      predicates: [membershipChanged],
+      delayMs: CONFIG_COUNT_DELAY_MS,
+      informerOptions: bucketOptions,
+    })
     .watches<V1Secret>(SECRET, configsForSecret(configs), { informerOptions: credentialOptions })
     // A drift scan whose outcome for a config changed: the DriftScanned condition follows.
     .watchesChannel(drift.configChannel)
@@ -181,7 +200,7 @@ export function setupBucketControllers(mgr: Manager, opts: BucketControllersOpti
   // data edits do not.
   newControllerManagedBy(mgr, SECRET_PROTECTION_CONTROLLER)
     .for<V1Secret>(SECRET, { predicates: [finalizersOrDeletionChanged], informerOptions: credentialOptions })
-    .watches<BucketProviderConfig>(PROVIDER_CONFIG, secretForConfig)
+    .watches<BucketProviderConfig>(PROVIDER_CONFIG, secretForConfig, { informerOptions: configOptions })
     .withOptions({ ...runner, maxConcurrentReconciles: 2 })
     .complete(new SecretProtectionReconciler({ secrets, configs, writer: opts.writer }));
 }
