@@ -3,7 +3,7 @@ import { ApiObject } from 'cdk8s';
 import { Construct } from 'constructs';
 import { ALL_DEFINITIONS, type ApiDefinition } from '../operator/api/v1';
 import * as v2 from '../operator/api/v2';
-import { combineVersions } from '../operator/api/versions';
+import { combineVersions, withStorageVersion, type ApiVersionName } from '../operator/api/versions';
 import { renderCrd, type ConversionClientConfig } from './crd';
 import { COMMON_LABELS } from './labels';
 
@@ -20,6 +20,13 @@ export interface OperatorCrdsProps {
    * @default v1 only
    */
   readonly conversionWebhook?: ConversionClientConfig;
+  /**
+   * The version the API server stores (needs `conversionWebhook` for v2). Changing it
+   * changes only what is written from then on; a StorageVersionMigration rewrites the rest
+   * (see {@link OperatorStorageMigration}).
+   * @default 'v1'
+   */
+  readonly storageVersion?: ApiVersionName;
 }
 
 /**
@@ -35,9 +42,12 @@ export class OperatorCrds extends Construct {
     const defs = props.definitions ?? ALL_DEFINITIONS;
     if (defs.length === 0) throw new Error('OperatorCrds: props.definitions must name at least one kind');
     const webhook = props.conversionWebhook;
+    const storage = props.storageVersion ?? 'v1';
+    if (storage !== 'v1' && storage !== 'v2') throw new Error(`OperatorCrds: props.storageVersion must be 'v1' or 'v2', got '${String(storage)}'`);
+    if (storage === 'v2' && !webhook) throw new Error("OperatorCrds: props.storageVersion 'v2' needs props.conversionWebhook (v1 is served too)");
     this.crds = defs.map((def) => {
       const crd = webhook
-        ? renderCrd(combineVersions([def, v2For(def)]), { ...COMMON_LABELS }, { conversionWebhook: webhook })
+        ? renderCrd(withStorageVersion(combineVersions([def, v2For(def)]), storage), { ...COMMON_LABELS }, { conversionWebhook: webhook })
         : renderCrd(def, { ...COMMON_LABELS });
       return new ApiObject(this, def.plural, crd);
     });

@@ -2,7 +2,9 @@
  * The `bucketoperator` package: the operator as one cdk8s construct, the typed StorageBucket
  * and BucketProviderConfig constructs, and helpers naming what the operator creates.
  */
-export { BucketOperator, type BucketOperatorProps, type OperatorMode } from './operator';
+export { BucketOperator, type BucketOperatorProps, type ConversionWebhookProps, type OperatorMode } from './operator';
+export type { ApiVersionName } from '../operator/api/versions';
+export { storageMigrationName } from './storage-migration';
 export type { LogLevel, OperatorResources, ResourceQuantities } from './manager';
 export { connectionSecretName, serviceName, type BucketRef } from './buckets';
 /** The label a Secret needs before the operator uses it as provider credentials, and its value. */

@@ -4,6 +4,7 @@
  * L1 classes so every security field is explicit; cdk8s-plus defaults (2 replicas, token
  * automount off, 1 CPU requests) do not fit an operator.
  */
+import { API_VERSIONS, type ApiVersionName } from '../operator/api/versions';
 import type { Duration } from 'cdk8s';
 import { Construct } from 'constructs';
 import { k8s } from 'cdk8s-plus-28';
@@ -140,6 +141,12 @@ export interface OperatorManagerProps {
    * @default off
    */
   readonly conversionWebhook?: ManagerConversionWebhook;
+  /**
+   * The version of StorageBucket and BucketProviderConfig the operator reads and writes: the
+   * CRDs' storage version, so its own work never needs the conversion webhook.
+   * @default 'v1'
+   */
+  readonly apiVersion?: ApiVersionName;
 }
 
 /** Where the manager serves the conversion webhook. */
@@ -171,6 +178,10 @@ export class OperatorManager extends Construct {
     const healthPort = props.healthPort ?? 8081;
     const maxConcurrent = props.maxConcurrentReconciles ?? 8;
     const webhook = props.conversionWebhook;
+    const apiVersion = props.apiVersion ?? 'v1';
+    if (!API_VERSIONS.includes(apiVersion)) {
+      throw new Error(`OperatorManager: props.apiVersion must be one of ${API_VERSIONS.join(', ')}, got '${String(apiVersion)}'`);
+    }
     if (
       webhook &&
       (!Number.isInteger(webhook.port) || webhook.port < 1 || webhook.port > 65535 || [metricsPort, healthPort].includes(webhook.port))
@@ -205,6 +216,7 @@ export class OperatorManager extends Construct {
       `--provider-burst=${props.providerBurst ?? 40}`,
       `--log-level=${props.logLevel ?? 'info'}`,
       `--allow-link-local-endpoints=${props.allowLinkLocalEndpoints ?? false}`,
+      `--api-version=${apiVersion}`,
       ...(props.watchNamespace ? [`--watch-namespace=${props.watchNamespace}`] : []),
       ...(props.clusterId ? [`--cluster-id=${props.clusterId}`] : []),
       ...(webhook

@@ -3,6 +3,8 @@
  * app adds to any chart. dist/ is this construct's default rendering (see app.ts), so the YAML
  * a GitOps user applies and the construct a cdk8s user adds cannot drift apart.
  */
+import { API_VERSIONS, type ApiVersionName } from '../operator/api/versions';
+import { OperatorStorageMigration } from './storage-migration';
 import { ApiObject, JsonPatch, type Duration } from 'cdk8s';
 import { Construct } from 'constructs';
 import { CLUSTER_ID_PATTERN } from '../operator/api/v1';
@@ -158,6 +160,19 @@ export interface ConversionWebhookProps {
    * @default 'bucketoperator-webhook-cert'
    */
   readonly secretName?: string;
+  /**
+   * The version the API server stores. v1 keeps a rollback to v1 alone possible; v2 also
+   * switches the operator to reading and writing v2 (`--api-version`), so its own work never
+   * goes through the webhook. See the README's storage migration section for the order.
+   * @default 'v1'
+   */
+  readonly storageVersion?: ApiVersionName;
+  /**
+   * Render a StorageVersionMigration per CRD (named after `storageVersion`), which rewrites
+   * every stored object in `storageVersion` and trims the CRDs' `status.storedVersions`.
+   * @default true when storageVersion is v2, else false
+   */
+  readonly migrateStorage?: boolean;
 }
 
 /** Kinds without a namespace; cdk8s would otherwise stamp the chart's namespace onto them. */
@@ -168,6 +183,7 @@ const CLUSTER_SCOPED_KINDS: ReadonlySet<string> = new Set([
   'ClusterRoleBinding',
   'ValidatingAdmissionPolicy',
   'ValidatingAdmissionPolicyBinding',
+  'StorageVersionMigration',
 ]);
 
 /** ServiceAccount of the manager; fixed, since RoleBindings and docs name it. */
@@ -203,6 +219,8 @@ export class BucketOperator extends Construct {
   public readonly admissionPolicy?: Construct;
   /** ServiceAccount, Deployment and metrics Service. */
   public readonly manager: Construct;
+  /** The StorageVersionMigrations, when `conversionWebhook.migrateStorage` is on. */
+  public readonly storageMigration?: Construct;
 
   constructor(scope: Construct, id: string, props: BucketOperatorProps = {}) {
     super(scope, id);
@@ -218,11 +236,20 @@ export class BucketOperator extends Construct {
           secretName: props.conversionWebhook.secretName ?? DEFAULT_WEBHOOK_SECRET,
         }
       : undefined;
+    const storageVersion = props.conversionWebhook?.storageVersion ?? 'v1';
     this.crds = new OperatorCrds(
       this,
       'crds',
-      webhook ? { conversionWebhook: { service: { namespace: this.namespace, name: webhook.serviceName, port: WEBHOOK_SERVICE_PORT } } } : {},
+      webhook
+        ? {
+            conversionWebhook: { service: { namespace: this.namespace, name: webhook.serviceName, port: WEBHOOK_SERVICE_PORT } },
+            storageVersion,
+          }
+        : {},
     );
+    if (props.conversionWebhook?.migrateStorage ?? storageVersion !== 'v1') {
+      this.storageMigration = new OperatorStorageMigration(this, 'storage-migration', { version: storageVersion });
+    }
     if (props.createNamespace ?? true) {
       this.operatorNamespace = new OperatorNamespace(this, 'namespace', { name: this.namespace });
     }
@@ -251,6 +278,7 @@ export class BucketOperator extends Construct {
       image: props.image,
       replicas: replicasOf(props),
       ...(webhook ? { conversionWebhook: webhook } : {}),
+      apiVersion: storageVersion,
       watchNamespace: props.watchNamespace,
       leaderElection: props.leaderElection,
       resources: props.resources,
@@ -314,6 +342,9 @@ function validate(props: BucketOperatorProps): void {
     for (const key of ['serviceName', 'secretName'] as const) {
       const v = webhook[key];
       if (v !== undefined && !isDnsLabel(v)) fail(`props.conversionWebhook.${key} must be a DNS label, got '${v}'`);
+    }
+    if (webhook.storageVersion !== undefined && !API_VERSIONS.includes(webhook.storageVersion)) {
+      fail(`props.conversionWebhook.storageVersion must be one of ${API_VERSIONS.join(', ')}, got '${String(webhook.storageVersion)}'`);
     }
   }
   if (replicas > 1 && props.leaderElection === false) {

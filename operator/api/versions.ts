@@ -4,6 +4,12 @@
  */
 import type { ApiDefinition } from './v1/schema-helpers';
 
+/** The API versions of the operator's kinds, oldest first. */
+export const API_VERSIONS = ['v1', 'v2'] as const;
+
+/** One of {@link API_VERSIONS}. */
+export type ApiVersionName = (typeof API_VERSIONS)[number];
+
 /**
  * The definition of a kind serving every version of `defs`, in their order. `cdk8s import`
  * names the first version's classes without a suffix, so keeping v1 first keeps the generated
@@ -27,4 +33,15 @@ export function combineVersions(defs: readonly ApiDefinition[]): ApiDefinition {
     throw new Error(`combineVersions: ${first.kind} needs exactly one storage version, has ${storage.length ? storage.join(', ') : 'none'}`);
   }
   return { ...first, versions };
+}
+
+/**
+ * `def` with `version` as its storage version and every other version served but not stored.
+ * Throws when `def` has no such version.
+ */
+export function withStorageVersion(def: ApiDefinition, version: string): ApiDefinition {
+  if (!def.versions.some((v) => v.name === version)) {
+    throw new Error(`withStorageVersion: ${def.kind} has no version ${version} (has ${def.versions.map((v) => v.name).join(', ')})`);
+  }
+  return { ...def, versions: def.versions.map((v) => ({ ...v, storage: v.name === version })) };
 }

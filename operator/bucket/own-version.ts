@@ -9,14 +9,15 @@
 import * as v1 from '../api/v1';
 import * as v2 from '../api/v2';
 import { convert } from '../api/convert';
+import { API_VERSIONS, type ApiVersionName } from '../api/versions';
 import type { KubeObject, ResourceKind, Transform } from '../runtime';
 import { PROVIDER_CONFIG, STORAGE_BUCKET } from './kinds';
 
-/** The versions of its own kinds the operator can read and write. */
-export const OWN_API_VERSIONS = ['v1', 'v2'] as const;
+/** The versions of its own kinds the operator can read and write: every version. */
+export const OWN_API_VERSIONS = API_VERSIONS;
 
 /** One of {@link OWN_API_VERSIONS}. */
-export type OwnApiVersion = (typeof OWN_API_VERSIONS)[number];
+export type OwnApiVersion = ApiVersionName;
 
 /** How the operator's own kinds are read and written on the wire. */
 export interface OwnVersion {
