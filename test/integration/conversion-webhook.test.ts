@@ -25,7 +25,6 @@ import { renderCrd } from '../../infra/crd';
 import { COMMON_LABELS } from '../../infra/labels';
 import * as v1 from '../../operator/api/v1';
 import * as v2 from '../../operator/api/v2';
-import { combineVersions } from '../../operator/api/versions';
 import { BucketMetric } from '../../operator/api/metric-names';
 import { startOperator, type RunningOperator } from '../../operator/operator';
 import { KubeClient } from '../../operator/runtime/client';
@@ -35,24 +34,15 @@ import { eventually } from '../support/eventually';
 import { apply, getJson, kubectlOk } from '../support/kube';
 import { freePort } from '../support/ports';
 import { freshNamespace } from './setup';
-import { startControlPlane } from '../support/control-plane';
-import { Chart, Testing } from 'cdk8s';
-import { OperatorAdmissionPolicy } from '../../infra/admission-policy';
-import { OperatorRbac } from '../../infra/rbac';
-import { loadKubeconfig } from '../../operator/runtime/kubeconfig';
 import type { RestConfig } from '../../operator/runtime/rest-config';
-import { waitForSecretPolicy } from '../support/admission';
+import { crdName, startConversionStack, VERSION_PAIRS, WEBHOOK_SECRET, webhookCrd, type ConversionStack } from '../support/conversion-stack';
 
 const BUCKETS_V2 = `storagebuckets.${v2.VERSION}.${v2.GROUP}`;
 const BUCKETS_V1 = `storagebuckets.${v1.VERSION}.${v1.GROUP}`;
 const CONFIGS_V2 = `bucketproviderconfigs.${v2.VERSION}.${v2.GROUP}`;
 const CONFIGS_V1 = `bucketproviderconfigs.${v1.VERSION}.${v1.GROUP}`;
-const SECRET = 'bucketoperator-webhook-cert';
-const PAIRS = [
-  [v1.StorageBucketDefinition, v2.StorageBucketDefinition],
-  [v1.BucketProviderConfigDefinition, v2.BucketProviderConfigDefinition],
-] as const;
-const crdName = (def: v1.ApiDefinition) => `${def.plural}.${def.group}`;
+const SECRET = WEBHOOK_SECRET;
+const PAIRS = VERSION_PAIRS;
 
 interface Obj {
   metadata: { name: string; uid: string; labels?: Record<string, string>; annotations?: Record<string, string> };
@@ -62,11 +52,6 @@ interface CrdJson {
   metadata: Record<string, unknown>;
   spec: { conversion?: { webhook?: { clientConfig?: { url?: string; caBundle?: string } } } };
   status?: { conditions?: Array<{ type: string; status: string }> };
-}
-
-/** The CRD of `defs` serving both versions, converted by the webhook at `url`. */
-function variant(defs: readonly [v1.ApiDefinition, v1.ApiDefinition], url: string) {
-  return renderCrd(combineVersions(defs), { ...COMMON_LABELS }, { conversionWebhook: { url } });
 }
 
 /** Annotations the API server or kubectl add, which say nothing about conversion. */
@@ -81,9 +66,7 @@ describe('conversion webhook on a real control plane', function () {
   let opNs = '';
   let url = '';
   let op: RunningOperator | undefined;
-  const saved = new Map<string, CrdJson | undefined>();
-  /** The operator's ServiceAccount: every replica here runs as it, under the rendered RBAC and policies. */
-  const SA = 'bucketoperator-controller-manager';
+  let stack: ConversionStack | undefined;
   let saKubeconfig = '';
   let saConfig: RestConfig;
 
@@ -98,72 +81,15 @@ describe('conversion webhook on a real control plane', function () {
     // A control plane of its own: this file replaces both CRDs with a two-version, webhook-
     // converting variant, and a restore onto the shared one left the files after it (dist/
     // apply as a no-op, GitOps health, lean caches) with CRDs that were not quite dist/'s.
-    cp = await startControlPlane();
-    ns = await freshNamespace(cp, 'conversion');
-    opNs = await freshNamespace(cp, 'conversion-op');
-    const port = await freePort();
-    url = `https://127.0.0.1:${port}/convert`;
-    for (const [old, next] of PAIRS) {
-      saved.set(crdName(old), await getJson<CrdJson>(cp, 'crd', crdName(old), ''));
-      await kubectlOk(
-        cp,
-        ['apply', '--server-side', '--force-conflicts', '--field-manager=conversion-test', '-f', '-'],
-        JSON.stringify(variant([old, next], url)),
-      );
-    }
-    await kubectlOk(cp, ['wait', '--for=condition=Established', '--timeout=60s', ...PAIRS.map(([d]) => `crd/${crdName(d)}`)]);
-    // The operator's RBAC and admission policies as the construct renders them with the webhook
-    // on (namespace mode: its controllers only see opNs), and its ServiceAccount's own token.
-    const chart = new Chart(Testing.app(), 'conversion');
-    new OperatorRbac(chart, 'rbac', {
-      operatorNamespace: opNs,
-      serviceAccountName: SA,
-      mode: 'namespace',
-      watchNamespace: opNs,
-      readsClusterIdentity: false,
-      userRoles: false,
-      conversionWebhook: { secretName: SECRET },
-    });
-    const policy = new OperatorAdmissionPolicy(chart, 'policy', {
-      operatorNamespace: opNs,
-      serviceAccountName: SA,
-      conversionWebhook: { secretName: SECRET },
-    });
-    await kubectlOk(cp, ['create', 'serviceaccount', SA, '-n', opNs]);
-    await kubectlOk(cp, ['apply', '-f', '-'], JSON.stringify({ apiVersion: 'v1', kind: 'List', items: Testing.synth(chart) }));
-    await waitForSecretPolicy(cp, policy.username, opNs);
-    await eventually(
-      async () => {
-        const res = await cp.kubectl(['label', 'crd', crdName(v1.StorageBucketDefinition), 'probe=1', '--dry-run=server', `--as=${policy.username}`]);
-        return res.stderr.includes(`ValidatingAdmissionPolicy '${policy.conversionWebhookPolicyName ?? ''}'`) ? true : undefined;
-      },
-      { description: 'the conversion webhook policy to be enforced', timeoutMs: 30_000, intervalMs: 200 },
-    );
-    saKubeconfig = await cp.serviceAccountKubeconfig(opNs, SA, { expirationSeconds: 7200 });
-    saConfig = loadKubeconfig(saKubeconfig);
-    op = startOperator({
-      restConfig: saConfig,
-      logger: createLogger({ level: process.env['CONVERSION_LOG'] === '1' ? 'debug' : 'silent' }),
-      leaderElection: false,
-      watchNamespace: opNs,
-      clusterId: 'conversion-test',
-      metricsBindAddress: '0',
-      healthProbeBindAddress: '0',
-      conversionWebhook: {
-        port,
-        host: '127.0.0.1',
-        namespace: opNs,
-        serviceName: 'bucketoperator-webhook',
-        secretName: SECRET,
-        ipAddresses: ['127.0.0.1'],
-      },
-    });
+    stack = await startConversionStack('conversion');
+    ({ cp, ns, opNs, url, saKubeconfig, saConfig } = stack);
+    op = stack.startOperator();
     await op.manager.elected();
   });
 
   after(async () => {
     await op?.stop();
-    await cp?.stop();
+    await stack?.stop();
   });
 
   it("the operator makes a CA and serving certificate in its Secret and injects the CA into both CRDs' caBundle", async () => {
@@ -187,7 +113,7 @@ describe('conversion webhook on a real control plane', function () {
     // shows no diff: the operator's field manager owns the field, so Argo CD's and Flux's
     // server-side apply need no ignoreDifferences for it.
     for (const [old, next] of PAIRS) {
-      const manifest = JSON.stringify(variant([old, next], url));
+      const manifest = JSON.stringify(webhookCrd([old, next], url));
       await kubectlOk(cp, ['apply', '--server-side', '--force-conflicts', '--field-manager=conversion-test', '-f', '-'], manifest);
       expect(
         (await getJson<CrdJson>(cp, 'crd', crdName(old), ''))?.spec.conversion?.webhook?.clientConfig?.caBundle,

@@ -58,6 +58,8 @@ export interface ControlPlane {
   readonly kubeconfigPath: string;
   /** The apiserver URL, `https://127.0.0.1:<port>`. */
   readonly server: string;
+  /** etcd's client URL, `http://127.0.0.1:<port>`, to read what is stored (its v3 JSON gateway). */
+  readonly etcdUrl: string;
   /** The programs this control plane runs, kubectl included. */
   readonly binaries: ControlPlaneBinaries;
   /** Directory with `etcd.log`, `kube-apiserver.log` and `kube-controller-manager.log`. */
@@ -85,8 +87,8 @@ const SERVICE_ACCOUNT_ISSUER = 'https://kubernetes.default.svc.cluster.local';
 /**
  * The controllers a BucketOperator test needs, and nothing that would wait for nodes:
  * garbage collection of owned objects, namespace deletion, the per-namespace `default`
- * ServiceAccount and `kube-root-ca.crt` ConfigMap, legacy token Secrets, and
- * Deployment -> ReplicaSet -> Pod.
+ * ServiceAccount and `kube-root-ca.crt` ConfigMap, legacy token Secrets,
+ * Deployment -> ReplicaSet -> Pod, and StorageVersionMigrations.
  */
 const CONTROLLERS = [
   // Canonical names; kube-controller-manager also accepts the old aliases (garbagecollector, ...).
@@ -97,6 +99,8 @@ const CONTROLLERS = [
   'root-ca-certificate-publisher-controller',
   'deployment-controller',
   'replicaset-controller',
+  // StorageVersionMigrations (issue 19's storage flip); needs the garbage collector's monitors.
+  'storage-version-migrator-controller',
 ];
 
 const START_TIMEOUT_MS = 90_000;
@@ -154,6 +158,7 @@ async function workDirBase(): Promise<string> {
 class LocalControlPlane implements ControlPlane {
   readonly kubeconfigPath: string;
   readonly server: string;
+  readonly etcdUrl: string;
   private readonly pidDir: string;
   private readonly etcd: Component;
   private readonly apiserver: Component;
@@ -172,6 +177,7 @@ class LocalControlPlane implements ControlPlane {
     apiServerExtraArgs: string[],
   ) {
     this.server = `https://127.0.0.1:${ports.apiserver}`;
+    this.etcdUrl = `http://127.0.0.1:${ports.etcdClient}`;
     this.kubeconfigPath = join(workDir, 'admin.kubeconfig');
     this.pidDir = join(workDir, 'pids');
     const etcdClientUrl = `http://127.0.0.1:${ports.etcdClient}`;

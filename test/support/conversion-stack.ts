@@ -1,0 +1,154 @@
+/**
+ * A control plane of its own whose two CRDs serve v1 and v2 through the operator's conversion
+ * webhook (by URL on loopback: the test control plane has no Service routing), with the
+ * operator's RBAC and both admission policies as the construct renders them with the webhook
+ * on (namespace mode), and a kubeconfig of the operator's ServiceAccount. Each file that
+ * replaces the CRDs gets its own control plane, so the shared one keeps dist/'s CRDs.
+ */
+import { Chart, Testing } from 'cdk8s';
+import { OperatorAdmissionPolicy } from '../../infra/admission-policy';
+import { renderCrd } from '../../infra/crd';
+import { COMMON_LABELS } from '../../infra/labels';
+import { OperatorRbac } from '../../infra/rbac';
+import * as v1 from '../../operator/api/v1';
+import * as v2 from '../../operator/api/v2';
+import { combineVersions, withStorageVersion, type ApiVersionName } from '../../operator/api/versions';
+import { startOperator, type RunningOperator } from '../../operator/operator';
+import { loadKubeconfig } from '../../operator/runtime/kubeconfig';
+import { createLogger } from '../../operator/runtime/logging';
+import type { RestConfig } from '../../operator/runtime/rest-config';
+import { freshNamespace } from '../integration/setup';
+import { waitForSecretPolicy } from './admission';
+import { startControlPlane, type ControlPlane } from './control-plane';
+import { eventually } from './eventually';
+import { kubectlOk } from './kube';
+import { freePort } from './ports';
+
+/** The two kinds, each as [v1, v2]. */
+export const VERSION_PAIRS = [
+  [v1.StorageBucketDefinition, v2.StorageBucketDefinition],
+  [v1.BucketProviderConfigDefinition, v2.BucketProviderConfigDefinition],
+] as const;
+
+/** The CRD name of `def`'s kind. */
+export const crdName = (def: v1.ApiDefinition): string => `${def.plural}.${def.group}`;
+
+/** The CRD of `pair`'s kind storing `storage`, converted by the webhook at `url`. */
+export function webhookCrd(pair: readonly [v1.ApiDefinition, v1.ApiDefinition], url: string, storage: ApiVersionName = 'v1') {
+  return renderCrd(withStorageVersion(combineVersions(pair), storage), { ...COMMON_LABELS }, { conversionWebhook: { url } });
+}
+
+/** The webhook Secret's name in these tests. */
+export const WEBHOOK_SECRET = 'bucketoperator-webhook-cert';
+
+/** The operator's ServiceAccount: every replica runs as it. */
+export const OPERATOR_SA = 'bucketoperator-controller-manager';
+
+/** What {@link startConversionStack} sets up. */
+export interface ConversionStack {
+  readonly cp: ControlPlane;
+  /** Where the tests' objects live; the operator does not watch it. */
+  readonly ns: string;
+  /** The operator's namespace, which it also watches. */
+  readonly opNs: string;
+  /** The webhook's port on 127.0.0.1, and the URL the CRDs name. */
+  readonly port: number;
+  readonly url: string;
+  /** The operator's ServiceAccount kubeconfig (file) and RestConfig. */
+  readonly saKubeconfig: string;
+  readonly saConfig: RestConfig;
+  /** The username the admission policies match. */
+  readonly username: string;
+  /** The webhook policy's name. */
+  readonly webhookPolicyName: string;
+  /**
+   * Applies both CRDs (server-side, as admin) storing `storage`, converted by the webhook at
+   * `url` (default the stack's), and waits until they are Established.
+   */
+  applyCrds(opts?: { storage?: ApiVersionName; url?: string }): Promise<void>;
+  /** Starts the operator in-process as its ServiceAccount, serving the webhook on the stack's port. */
+  startOperator(opts?: { ownApiVersion?: ApiVersionName; logEnv?: string }): RunningOperator;
+  stop(): Promise<void>;
+}
+
+/** Starts the control plane and everything {@link ConversionStack} describes; no operator yet. */
+export async function startConversionStack(name: string): Promise<ConversionStack> {
+  const cp = await startControlPlane();
+  try {
+    const ns = await freshNamespace(cp, name);
+    const opNs = await freshNamespace(cp, `${name}-op`);
+    const port = await freePort();
+    const url = `https://127.0.0.1:${port}/convert`;
+    const applyCrds = async (opts: { storage?: ApiVersionName; url?: string } = {}) => {
+      for (const pair of VERSION_PAIRS) {
+        const crd = webhookCrd(pair, opts.url ?? url, opts.storage);
+        await kubectlOk(cp, ['apply', '--server-side', '--force-conflicts', '--field-manager=conversion-test', '-f', '-'], JSON.stringify(crd));
+      }
+      await kubectlOk(cp, ['wait', '--for=condition=Established', '--timeout=60s', ...VERSION_PAIRS.map(([d]) => `crd/${crdName(d)}`)]);
+    };
+    await applyCrds();
+    const chart = new Chart(Testing.app(), 'conversion');
+    new OperatorRbac(chart, 'rbac', {
+      operatorNamespace: opNs,
+      serviceAccountName: OPERATOR_SA,
+      mode: 'namespace',
+      watchNamespace: opNs,
+      readsClusterIdentity: false,
+      userRoles: false,
+      conversionWebhook: { secretName: WEBHOOK_SECRET },
+    });
+    const policy = new OperatorAdmissionPolicy(chart, 'policy', {
+      operatorNamespace: opNs,
+      serviceAccountName: OPERATOR_SA,
+      conversionWebhook: { secretName: WEBHOOK_SECRET },
+    });
+    const webhookPolicyName = policy.conversionWebhookPolicyName ?? '';
+    await kubectlOk(cp, ['create', 'serviceaccount', OPERATOR_SA, '-n', opNs]);
+    await kubectlOk(cp, ['apply', '-f', '-'], JSON.stringify({ apiVersion: 'v1', kind: 'List', items: Testing.synth(chart) }));
+    await waitForSecretPolicy(cp, policy.username, opNs);
+    await eventually(
+      async () => {
+        const res = await cp.kubectl(['label', 'crd', crdName(v1.StorageBucketDefinition), 'probe=1', '--dry-run=server', `--as=${policy.username}`]);
+        return res.stderr.includes(`ValidatingAdmissionPolicy '${webhookPolicyName}'`) ? true : undefined;
+      },
+      { description: 'the conversion webhook policy to be enforced', timeoutMs: 30_000, intervalMs: 200 },
+    );
+    const saKubeconfig = await cp.serviceAccountKubeconfig(opNs, OPERATOR_SA, { expirationSeconds: 7200 });
+    const saConfig = loadKubeconfig(saKubeconfig);
+    return {
+      cp,
+      ns,
+      opNs,
+      port,
+      url,
+      saKubeconfig,
+      saConfig,
+      username: policy.username,
+      webhookPolicyName,
+      applyCrds,
+      startOperator: (opts = {}) =>
+        startOperator({
+          restConfig: saConfig,
+          logger: createLogger({ level: process.env[opts.logEnv ?? 'CONVERSION_LOG'] === '1' ? 'debug' : 'silent' }),
+          leaderElection: false,
+          watchNamespace: opNs,
+          clusterId: 'conversion-test',
+          metricsBindAddress: '0',
+          healthProbeBindAddress: '0',
+          ownApiVersion: opts.ownApiVersion,
+          conversionWebhook: {
+            port,
+            host: '127.0.0.1',
+            namespace: opNs,
+            serviceName: 'bucketoperator-webhook',
+            secretName: WEBHOOK_SECRET,
+            ipAddresses: ['127.0.0.1'],
+          },
+        }),
+      stop: () => cp.stop(),
+    };
+  } catch (err) {
+    await cp.stop();
+    throw err;
+  }
+}
