@@ -25,6 +25,7 @@ import { crdName, startConversionStack, VERSION_PAIRS, type ConversionStack } fr
 import { eventually } from '../support/eventually';
 import { apply, getJson, kubectlOk } from '../support/kube';
 import { freePort } from '../support/ports';
+import { freshNamespace } from './setup';
 
 const COUNT = 1000;
 const BUCKETS_V1 = `storagebuckets.${v1.VERSION}.${v1.GROUP}`;
@@ -50,8 +51,9 @@ interface CrdJson {
   status?: { storedVersions?: string[] };
 }
 interface Migration {
-  status?: { conditions?: Array<{ type: string; status: string; message?: string }> };
+  status?: { resourceVersion?: string; conditions?: Array<{ type: string; status: string; message?: string }> };
 }
+const MIGRATIONS = 'storageversionmigrations.storagemigration.k8s.io';
 
 const b64 = (s: string) => Buffer.from(s, 'utf8').toString('base64');
 const unb64 = (s: string) => Buffer.from(s, 'base64').toString('utf8');
@@ -94,6 +96,8 @@ describe('storage migration to v2 and back on a real control plane', function ()
   let cp: ControlPlane;
   let ns = '';
   let opNs = '';
+  /** Objects written only to move the garbage collector's watch along (see migrate()). */
+  let nudgeNs = '';
   let op: RunningOperator | undefined;
   let snapshot: Map<string, ReturnType<typeof essence>>;
 
@@ -113,11 +117,26 @@ describe('storage migration to v2 and back on a real control plane', function ()
     const chart = new Chart(Testing.app(), 'migration');
     const rendered = new OperatorStorageMigration(chart, 'm', { version });
     await kubectlOk(cp, ['apply', '-f', '-'], JSON.stringify({ apiVersion: 'v1', kind: 'List', items: Testing.synth(chart) }));
+    // A migration starts once kube-controller-manager's garbage collector has watched past the
+    // resourceVersion the migration records; with nothing else written, that is the watch's next
+    // bookmark, up to a minute away. One write of each kind after the migrations recorded theirs
+    // carries the watch past it at once (a busy cluster writes anyway).
+    for (const m of rendered.migrations) {
+      const name = m.metadata.name ?? '';
+      await eventually(async () => ((await getJson<Migration>(cp, MIGRATIONS, name, ''))?.status?.resourceVersion ? true : undefined), {
+        description: `StorageVersionMigration ${name} to record a resourceVersion`,
+        timeoutMs: 30_000,
+        intervalMs: 200,
+      });
+    }
+    for (const resource of ['storagebuckets', 'bucketproviderconfigs']) {
+      await kubectlOk(cp, ['annotate', '--overwrite', resource, 'nudge', '-n', nudgeNs, `example.com/nudged=${version}`]);
+    }
     for (const m of rendered.migrations) {
       const name = m.metadata.name ?? '';
       await eventually(
         async () => {
-          const got = await getJson<Migration>(cp, 'storageversionmigrations.storagemigration.k8s.io', name, '');
+          const got = await getJson<Migration>(cp, MIGRATIONS, name, '');
           const failed = got?.status?.conditions?.find((c) => c.type === 'Failed' && c.status === 'True');
           if (failed) throw new Error(`migration ${name} failed: ${failed.message ?? ''}`);
           return got?.status?.conditions?.some((c) => c.type === 'Succeeded' && c.status === 'True') ? true : undefined;
@@ -141,6 +160,19 @@ describe('storage migration to v2 and back on a real control plane', function ()
   before(async () => {
     stack = await startConversionStack('migration');
     ({ cp, ns, opNs } = stack);
+    nudgeNs = await freshNamespace(cp, 'migration-nudge');
+    await apply(cp, {
+      apiVersion: v1.API_VERSION,
+      kind: 'StorageBucket',
+      metadata: { name: 'nudge', namespace: nudgeNs },
+      spec: { region: 'us-east-1', sizeGB: 1, providerRef: { name: 'nudge' } },
+    });
+    await apply(cp, {
+      apiVersion: v1.API_VERSION,
+      kind: 'BucketProviderConfig',
+      metadata: { name: 'nudge', namespace: nudgeNs },
+      spec: { endpoint: 'https://storage.example.com', secretRef: { name: 'nudge' } },
+    });
     await operatorOn('v1');
     // The webhook answers once the operator has injected its CA.
     for (const [def] of VERSION_PAIRS) {
@@ -279,7 +311,9 @@ describe('storage migration to v2 and back on a real control plane', function ()
       input: JSON.stringify(renderCrd(bucketsV1, { ...COMMON_LABELS }, { conversionWebhook: { url: stack.url } })),
     });
     expect(refused.code, 'v2 was dropped while objects may be stored in it').to.not.equal(0);
-    expect(refused.stderr).to.match(/status\.storedVersions\[\d\]: Invalid value: "v2": missing from spec\.versions; v2 was previously a storage version/);
+    expect(refused.stderr).to.match(
+      /status\.storedVersions\[\d\]: Invalid value: "v2": missing from spec\.versions; v2 was previously a storage version/,
+    );
 
     await migrate('v1');
     for (const [def] of VERSION_PAIRS) expect((await crd(crdName(def)))?.status?.storedVersions, crdName(def)).to.deep.equal(['v1']);

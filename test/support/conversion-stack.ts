@@ -71,9 +71,12 @@ export interface ConversionStack {
   stop(): Promise<void>;
 }
 
-/** Starts the control plane and everything {@link ConversionStack} describes; no operator yet. */
+/**
+ * Starts the control plane and everything {@link ConversionStack} describes; no operator yet.
+ * CONVERSION_CP_LOGS=<dir> keeps the control plane's logs there.
+ */
 export async function startConversionStack(name: string): Promise<ConversionStack> {
-  const cp = await startControlPlane();
+  const cp = await startControlPlane(process.env['CONVERSION_CP_LOGS'] ? { logDir: process.env['CONVERSION_CP_LOGS'] } : {});
   try {
     const ns = await freshNamespace(cp, name);
     const opNs = await freshNamespace(cp, `${name}-op`);
