@@ -7,6 +7,7 @@ import { Reason } from '../../../operator/bucket/reasons';
 import { IN_USE_REASON } from '../../../operator/bucket/config-reconciler';
 import { CUSTOMIZATIONS_DIR, REPO_ROOT, customizations, healthTests, readObject, runHealthLua, type Customization } from '../../support/gitops';
 import { argocdConfigMap, renderReadme } from '../../support/gitops-docs';
+import { asV2 } from '../../support/as-v2';
 
 const GROUP = 'storage.avalonhosting.example';
 const found = customizations();
@@ -44,6 +45,13 @@ describe('Argo CD health checks (health.lua on Debian lua5.1)', () => {
       for (const t of tests) {
         it(`${t.inputPath}: ${t.healthStatus.status}`, () => {
           expect(runHealthLua(lua, readObject(join(c.dir, t.inputPath)))).to.deep.equal(t.healthStatus);
+        });
+      }
+
+      // Argo CD picks health checks by group and kind: the same script judges v2 objects.
+      for (const t of tests) {
+        it(`${t.inputPath} converted to v2: ${t.healthStatus.status}`, () => {
+          expect(runHealthLua(lua, asV2(readObject(join(c.dir, t.inputPath))))).to.deep.equal(t.healthStatus);
         });
       }
 

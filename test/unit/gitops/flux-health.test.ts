@@ -15,6 +15,7 @@ import {
   type FluxStatus,
 } from '../../support/gitops';
 import { fluxKustomization } from '../../support/gitops-docs';
+import { asV2 } from '../../support/as-v2';
 
 /**
  * What Flux reports for each testdata object (paths relative to resource_customizations).
@@ -43,8 +44,13 @@ const EXPECTED: Record<string, FluxStatus> = {
 const exprs = fluxExprs();
 
 describe('Flux healthCheckExprs (cel-go, as kustomize-controller evaluates them)', () => {
-  it('cover both kinds', () => {
-    expect(exprs.map((e) => e.kind).sort()).to.deep.equal(['BucketProviderConfig', 'StorageBucket']);
+  it('cover both kinds in both served versions', () => {
+    expect(exprs.map((e) => `${e.apiVersion} ${e.kind}`).sort()).to.deep.equal([
+      'storage.avalonhosting.example/v1 BucketProviderConfig',
+      'storage.avalonhosting.example/v1 StorageBucket',
+      'storage.avalonhosting.example/v2 BucketProviderConfig',
+      'storage.avalonhosting.example/v2 StorageBucket',
+    ]);
   });
 
   it('every testdata object has an expected Flux status', () => {
@@ -60,6 +66,17 @@ describe('Flux healthCheckExprs (cel-go, as kustomize-controller evaluates them)
     let got: FluxStatus[] = [];
     before(() => {
       got = evaluate(entries.map(([path]) => readObject(join(CUSTOMIZATIONS_DIR, path))));
+    });
+    entries.forEach(([path, want], i) => {
+      it(`${path}: ${want}`, () => expect(got[i]).to.equal(want));
+    });
+  });
+
+  describe('testdata converted to v2 (as a GitOps repository written in v2 holds it)', () => {
+    const entries = Object.entries(EXPECTED);
+    let got: FluxStatus[] = [];
+    before(() => {
+      got = evaluate(entries.map(([path]) => asV2(readObject(join(CUSTOMIZATIONS_DIR, path)))));
     });
     entries.forEach(([path, want], i) => {
       it(`${path}: ${want}`, () => expect(got[i]).to.equal(want));
