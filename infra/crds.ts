@@ -27,6 +27,12 @@ export interface OperatorCrdsProps {
    * @default 'v1'
    */
   readonly storageVersion?: ApiVersionName;
+  /**
+   * `<namespace>/<Certificate>` whose CA cert-manager's cainjector puts into the caBundle
+   * (annotation `cert-manager.io/inject-ca-from`), when cert-manager keeps the certificates.
+   * @default none: the operator injects it
+   */
+  readonly injectCaFrom?: string;
 }
 
 /**
@@ -49,7 +55,9 @@ export class OperatorCrds extends Construct {
       const crd = webhook
         ? renderCrd(withStorageVersion(combineVersions([def, v2For(def)]), storage), { ...COMMON_LABELS }, { conversionWebhook: webhook })
         : renderCrd(def, { ...COMMON_LABELS });
-      return new ApiObject(this, def.plural, crd);
+      const obj = new ApiObject(this, def.plural, crd);
+      if (props.injectCaFrom) obj.metadata.addAnnotation('cert-manager.io/inject-ca-from', props.injectCaFrom);
+      return obj;
     });
   }
 }

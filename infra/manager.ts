@@ -4,6 +4,7 @@
  * L1 classes so every security field is explicit; cdk8s-plus defaults (2 replicas, token
  * automount off, 1 CPU requests) do not fit an operator.
  */
+import type { CertificateKeeperKind } from '../operator/conversion/rbac';
 import { API_VERSIONS, type ApiVersionName } from '../operator/api/versions';
 import type { Duration } from 'cdk8s';
 import { Construct } from 'constructs';
@@ -157,6 +158,8 @@ export interface ManagerConversionWebhook {
   readonly serviceName: string;
   /** The Secret holding the webhook's CA and serving certificate. */
   readonly secretName: string;
+  /** Who keeps the Secret and the CRDs' caBundle. @default 'operator' */
+  readonly certificates?: CertificateKeeperKind;
 }
 
 /** Port of the webhook Service, as the CRDs' clientConfig names it. */
@@ -224,6 +227,7 @@ export class OperatorManager extends Construct {
             `--conversion-webhook-port=${webhook.port}`,
             `--conversion-webhook-service=${webhook.serviceName}`,
             `--conversion-webhook-secret=${webhook.secretName}`,
+            `--conversion-webhook-certificates=${webhook.certificates ?? 'operator'}`,
           ]
         : []),
     ];

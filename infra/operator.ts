@@ -5,6 +5,7 @@
  */
 import { API_VERSIONS, type ApiVersionName } from '../operator/api/versions';
 import { OperatorStorageMigration } from './storage-migration';
+import { WebhookCertificates, type CertManagerIssuerRef } from './cert-manager';
 import { ApiObject, JsonPatch, type Duration } from 'cdk8s';
 import { Construct } from 'constructs';
 import { CLUSTER_ID_PATTERN } from '../operator/api/v1';
@@ -173,6 +174,15 @@ export interface ConversionWebhookProps {
    * @default true when storageVersion is v2, else false
    */
   readonly migrateStorage?: boolean;
+  /**
+   * Let cert-manager keep the certificates instead of the operator: renders a serving
+   * Certificate for the webhook Secret (and, without `issuerRef`, a CA of its own from a
+   * self-signed Issuer), annotates the CRDs for cert-manager's cainjector, and the operator
+   * then only reads the Secret (RBAC: get/list/watch of it, nothing on the CRDs, no webhook
+   * admission policy). Needs cert-manager with its cainjector in the cluster.
+   * @default off: the operator makes, rotates and injects them
+   */
+  readonly certManager?: { readonly issuerRef?: CertManagerIssuerRef };
 }
 
 /** Kinds without a namespace; cdk8s would otherwise stamp the chart's namespace onto them. */
@@ -234,8 +244,18 @@ export class BucketOperator extends Construct {
           port: props.conversionWebhook.port ?? 9443,
           serviceName: props.conversionWebhook.serviceName ?? DEFAULT_WEBHOOK_SERVICE,
           secretName: props.conversionWebhook.secretName ?? DEFAULT_WEBHOOK_SECRET,
+          certificates: props.conversionWebhook.certManager ? ('external' as const) : ('operator' as const),
         }
       : undefined;
+    const certificates =
+      webhook && props.conversionWebhook?.certManager
+        ? new WebhookCertificates(this, 'webhook-certificates', {
+            namespace: this.namespace,
+            serviceName: webhook.serviceName,
+            secretName: webhook.secretName,
+            issuerRef: props.conversionWebhook.certManager.issuerRef,
+          })
+        : undefined;
     const storageVersion = props.conversionWebhook?.storageVersion ?? 'v1';
     this.crds = new OperatorCrds(
       this,
@@ -244,6 +264,7 @@ export class BucketOperator extends Construct {
         ? {
             conversionWebhook: { service: { namespace: this.namespace, name: webhook.serviceName, port: WEBHOOK_SERVICE_PORT } },
             storageVersion,
+            ...(certificates ? { injectCaFrom: certificates.injectCaFrom } : {}),
           }
         : {},
     );
@@ -262,14 +283,16 @@ export class BucketOperator extends Construct {
       userRoles: props.userRoles,
       // With the identity given, nothing cluster-scoped is read.
       readsClusterIdentity: props.clusterId === undefined,
-      ...(webhook ? { conversionWebhook: { secretName: webhook.secretName } } : {}),
+      ...(webhook ? { conversionWebhook: { secretName: webhook.secretName, certificates: webhook.certificates } } : {}),
     });
     // In force before the manager starts, so the operator never runs unconfined.
     if (props.admissionPolicy ?? true) {
       this.admissionPolicy = new OperatorAdmissionPolicy(this, 'admission-policy', {
         operatorNamespace: this.namespace,
         serviceAccountName: this.serviceAccountName,
-        ...(webhook ? { conversionWebhook: { secretName: webhook.secretName } } : {}),
+        // With cert-manager keeping them the operator writes neither the Secret nor the CRDs,
+        // so the main policy covers that Secret like any other.
+        ...(webhook?.certificates === 'operator' ? { conversionWebhook: { secretName: webhook.secretName } } : {}),
       });
     }
     this.manager = new OperatorManager(this, 'manager', {
@@ -343,6 +366,16 @@ function validate(props: BucketOperatorProps): void {
       const v = webhook[key];
       if (v !== undefined && !isDnsLabel(v)) fail(`props.conversionWebhook.${key} must be a DNS label, got '${v}'`);
     }
+    const issuer = webhook.certManager?.issuerRef;
+    if (
+      issuer &&
+      (!isDnsSubdomain(issuer.name) ||
+        (issuer.kind !== undefined && !['Issuer', 'ClusterIssuer'].includes(issuer.kind) && issuer.group === undefined))
+    ) {
+      fail(
+        `props.conversionWebhook.certManager.issuerRef must name an Issuer or ClusterIssuer (or give the group of another kind), got ${JSON.stringify(issuer)}`,
+      );
+    }
     if (webhook.storageVersion !== undefined && !API_VERSIONS.includes(webhook.storageVersion)) {
       fail(`props.conversionWebhook.storageVersion must be one of ${API_VERSIONS.join(', ')}, got '${String(webhook.storageVersion)}'`);
     }
@@ -371,6 +404,10 @@ function validate(props: BucketOperatorProps): void {
     if (!LABEL_KEY.test(key) || key.length > 317) fail(`props.labels has an invalid key '${key}'`);
     if (typeof value !== 'string' || !LABEL_VALUE.test(value)) fail(`props.labels['${key}'] has an invalid value '${String(value)}'`);
   }
+}
+
+function isDnsSubdomain(name: string): boolean {
+  return name.length <= 253 && name.split('.').every(isDnsLabel);
 }
 
 function isDnsLabel(name: string): boolean {

@@ -7,7 +7,7 @@ import { k8s } from 'cdk8s-plus-28';
 import type { PermissionRule } from '../operator/api/policy';
 import { BUCKET_PERMISSIONS } from '../operator/bucket/rbac';
 import { RUNTIME_PERMISSIONS } from '../operator/runtime/rbac';
-import { conversionPermissions } from '../operator/conversion/rbac';
+import { conversionPermissions, type CertificateKeeperKind } from '../operator/conversion/rbac';
 import { GROUP } from '../operator/api/v1';
 import { COMMON_LABELS } from './labels';
 
@@ -50,7 +50,7 @@ export interface OperatorRbacProps {
    * their own (see operator/conversion/rbac.ts).
    * @default off
    */
-  readonly conversionWebhook?: { readonly secretName?: string };
+  readonly conversionWebhook?: { readonly secretName?: string; readonly certificates?: CertificateKeeperKind };
 }
 
 /** The operator's Roles/ClusterRoles and bindings. */
@@ -126,7 +126,7 @@ export class OperatorRbac extends Construct {
     }
 
     if (props.conversionWebhook) {
-      const rules = conversionPermissions(props.conversionWebhook.secretName);
+      const rules = conversionPermissions(props.conversionWebhook.secretName, props.conversionWebhook.certificates);
       const name = this.conversionWebhookRoleName;
       new k8s.KubeRole(this, 'conversion-webhook-role', {
         metadata: metadata(name, props.operatorNamespace),

@@ -10,7 +10,7 @@ import { loadRestConfig } from './runtime/load-config';
 import { createLogger } from './runtime/logging';
 import { startOperator } from './operator';
 import { OWN_API_VERSIONS, type OwnApiVersion } from './bucket/own-version';
-import { DEFAULT_WEBHOOK_SECRET, DEFAULT_WEBHOOK_SERVICE } from './conversion/rbac';
+import { CERTIFICATE_KEEPERS, DEFAULT_WEBHOOK_SECRET, DEFAULT_WEBHOOK_SERVICE, type CertificateKeeperKind } from './conversion/rbac';
 
 const USAGE = `Usage: bucketoperator [flags]
   --kubeconfig PATH                 kubeconfig (default: every path of $KUBECONFIG merged, then in-cluster,
@@ -42,6 +42,10 @@ const USAGE = `Usage: bucketoperator [flags]
                                     (default bucketoperator-webhook)
   --conversion-webhook-secret NAME  the Secret holding the webhook's CA and certificate, in the operator's
                                     namespace (default bucketoperator-webhook-cert)
+  --conversion-webhook-certificates operator|external
+                                    who keeps the webhook Secret and the CRDs' caBundle: the operator,
+                                    or another tool such as cert-manager, the operator then only
+                                    reading the Secret (default operator)
   --conversion-webhook-ip-sans IPS  comma-separated IP addresses the certificate also names, for an API
                                     server that calls the webhook by URL (default none)
   --api-version v1|v2               the version of StorageBucket and BucketProviderConfig the operator reads
@@ -138,6 +142,14 @@ function ownApiVersion(value: string | undefined): OwnApiVersion {
   return value as OwnApiVersion;
 }
 
+function certificateKeeper(value: string | undefined): CertificateKeeperKind {
+  if (value === undefined) return 'operator';
+  if (!(CERTIFICATE_KEEPERS as readonly string[]).includes(value)) {
+    throw new Error(`--conversion-webhook-certificates: expected one of ${CERTIFICATE_KEEPERS.join('|')}, got "${value}"`);
+  }
+  return value as CertificateKeeperKind;
+}
+
 function main(): void {
   const { values } = parseArgs({
     options: {
@@ -162,6 +174,7 @@ function main(): void {
       'conversion-webhook-service': { type: 'string' },
       'conversion-webhook-secret': { type: 'string' },
       'conversion-webhook-ip-sans': { type: 'string' },
+      'conversion-webhook-certificates': { type: 'string' },
       'api-version': { type: 'string' },
       'log-level': { type: 'string' },
       'log-format': { type: 'string' },
@@ -213,6 +226,7 @@ function main(): void {
             serviceName: values['conversion-webhook-service'] ?? DEFAULT_WEBHOOK_SERVICE,
             secretName: values['conversion-webhook-secret'] ?? DEFAULT_WEBHOOK_SECRET,
             ipAddresses: ipList('conversion-webhook-ip-sans', values['conversion-webhook-ip-sans']),
+            certificates: certificateKeeper(values['conversion-webhook-certificates']),
           },
         }
       : {}),

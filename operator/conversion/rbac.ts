@@ -21,8 +21,33 @@ export const DEFAULT_WEBHOOK_SERVICE = 'bucketoperator-webhook';
 /** The webhook's Secret name when `--conversion-webhook-secret` is not given. */
 export const DEFAULT_WEBHOOK_SECRET = 'bucketoperator-webhook-cert';
 
+/**
+ * Who keeps the webhook's certificates: the operator (its Secret and the CRDs' caBundle), or
+ * another tool such as cert-manager, which writes the Secret and injects the caBundle while
+ * the operator only reads the Secret.
+ */
+export type CertificateKeeperKind = 'operator' | 'external';
+
+/** The values of `--conversion-webhook-certificates`. */
+export const CERTIFICATE_KEEPERS: readonly CertificateKeeperKind[] = ['operator', 'external'];
+
 /** RBAC rules of the conversion webhook, for the Secret `secretName`. */
-export function conversionPermissions(secretName: string = DEFAULT_WEBHOOK_SECRET): PermissionRule[] {
+export function conversionPermissions(
+  secretName: string = DEFAULT_WEBHOOK_SECRET,
+  certificates: CertificateKeeperKind = 'operator',
+): PermissionRule[] {
+  if (certificates === 'external') {
+    return [
+      {
+        apiGroups: [''],
+        resources: ['secrets'],
+        verbs: ['get', 'list', 'watch'],
+        resourceNames: [secretName],
+        scope: 'own',
+        reason: 'read and watch the webhook Secret another tool keeps (every replica serves its certificate)',
+      },
+    ];
+  }
   return [
     {
       apiGroups: [''],

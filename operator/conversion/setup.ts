@@ -1,10 +1,11 @@
 /**
  * Wires the conversion webhook into a manager: every replica serves it (the API server may
  * call any), loading the serving certificate from the webhook Secret as it changes; the
- * leader alone keeps the Secret and the CRDs' caBundle ({@link CertificateKeeper}).
+ * leader alone keeps the Secret and the CRDs' caBundle ({@link CertificateKeeper}), unless
+ * another tool (cert-manager) keeps them.
  *
- * The operator itself reads and writes v1, the storage version, which the API server never
- * converts: its reconciles never depend on the webhook being up.
+ * The operator itself reads and writes the storage version (`--api-version`), which the API
+ * server never converts: its reconciles never depend on the webhook being up.
  */
 import type { AddressInfo } from 'node:net';
 import type { Logger } from 'pino';
@@ -14,7 +15,7 @@ import { serviceDnsNames } from './certificates';
 import { CertificateKeeper } from './keeper';
 import { decodeSecretData, kubeCertStore, SECRET_KIND } from './kube-store';
 import { ConversionMetrics } from './metrics';
-import { CONVERTED_CRD_NAMES } from './rbac';
+import { CONVERTED_CRD_NAMES, type CertificateKeeperKind } from './rbac';
 import { checkCertPolicy, DEFAULT_CERT_POLICY, type CertPolicy } from './rotation';
 import { servingCredentials, type ServingNames } from './secret-certs';
 import { ConversionServer } from './server';
@@ -35,6 +36,12 @@ export interface ConversionWebhookOptions {
   readonly ipAddresses?: readonly string[];
   /** @default DEFAULT_CERT_POLICY */
   readonly policy?: CertPolicy;
+  /**
+   * Who keeps the Secret and the caBundle: the operator (its leader makes and rotates them), or
+   * another tool (cert-manager and its cainjector), in which case every replica only reads the
+   * Secret and serves what is in it. @default 'operator'
+   */
+  readonly certificates?: CertificateKeeperKind;
   /**
    * On stop, how long the webhook reports not ready and keeps answering before it closes, so
    * the API server stops choosing this replica first (endpoints take a few seconds to update).
@@ -75,21 +82,23 @@ export function setupConversionWebhook(
   };
   const server = new ConversionServer({ metrics: new ConversionMetrics({ registry: manager.metrics.registry }), logger });
   manager.addReadyzCheck('conversion-webhook', server.readyCheck);
-  manager.addRunnable(
-    new CertificateKeeper({
-      store: kubeCertStore({
-        client: deps.client,
-        namespace: opts.namespace,
-        secretName: opts.secretName,
-        crdNames: CONVERTED_CRD_NAMES,
-        labels: { [MANAGED_BY_LABEL]: MANAGED_BY_VALUE },
-        fieldManager: deps.fieldManager,
+  if ((opts.certificates ?? 'operator') === 'operator') {
+    manager.addRunnable(
+      new CertificateKeeper({
+        store: kubeCertStore({
+          client: deps.client,
+          namespace: opts.namespace,
+          secretName: opts.secretName,
+          crdNames: CONVERTED_CRD_NAMES,
+          labels: { [MANAGED_BY_LABEL]: MANAGED_BY_VALUE },
+          fieldManager: deps.fieldManager,
+        }),
+        policy,
+        names,
+        logger,
       }),
-      policy,
-      names,
-      logger,
-    }),
-  );
+    );
+  }
   // One named Secret, watched by every replica: its own informer, not a cache of all Secrets.
   const informer: Informer<SecretJson> = manager.informers.informerFor<SecretJson>(SECRET_KIND, {
     namespace: opts.namespace,
@@ -101,7 +110,7 @@ export function setupConversionWebhook(
     try {
       if (server.setCertificate(creds)) logger.info({ secret: opts.secretName }, 'Loaded conversion webhook serving certificate');
     } catch (err) {
-      // Keeps serving the previous certificate; the keeper replaces a pair that does not load.
+      // Keeps serving the previous certificate; the keeper (or the external tool) replaces a pair that does not load.
       logger.warn({ err: { message: err instanceof Error ? err.message : String(err) } }, 'Cannot load conversion webhook serving certificate');
     }
   };
