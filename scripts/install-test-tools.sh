@@ -139,3 +139,22 @@ WRAPPER
   "$bin/shellcheck" --version >/dev/null 2>&1 || die "the unpacked shellcheck does not run"
   log "shellcheck ready in $((SECONDS - started))s"
 fi
+
+# cert-manager's CRDs, from the release test/support/cert-manager/version pins (its Go module
+# carries them in deploy/crds); test/support/test-tools.ts reads the same file.
+version="$(tr -d '[:space:]' <"$repo/test/support/cert-manager/version")"
+[[ -n "$version" ]] || die "test/support/cert-manager/version is empty"
+crds="$tools/cert-manager-crds/$version"
+if [[ ! -f "$crds/.complete" ]]; then
+  command -v go >/dev/null 2>&1 || die "Go is needed to fetch cert-manager's CRDs (it is needed for the control plane too)"
+  started=$SECONDS
+  log "fetching cert-manager $version CRDs from the Go module proxy"
+  dir="$(cd "$(mktemp -d)" && GOWORK=off GOFLAGS=-mod=mod go mod download -json "github.com/cert-manager/cert-manager@$version" | sed -nE 's|^[[:space:]]*"Dir": "(.*)",?$|\1|p')"
+  [[ -d "$dir/deploy/crds" ]] || die "github.com/cert-manager/cert-manager@$version has no deploy/crds"
+  rm -rf "$crds" && mkdir -p "$crds"
+  for kind in certificates issuers clusterissuers certificaterequests; do
+    cp "$dir/deploy/crds/cert-manager.io_$kind.yaml" "$crds/"
+  done
+  touch "$crds/.complete"
+  log "cert-manager CRDs ready in $((SECONDS - started))s"
+fi

@@ -16,6 +16,7 @@ import { combineVersions, withStorageVersion, type ApiVersionName } from '../../
 import { startOperator, type RunningOperator } from '../../operator/operator';
 import { loadKubeconfig } from '../../operator/runtime/kubeconfig';
 import { createLogger } from '../../operator/runtime/logging';
+import type { CertificateKeeperKind } from '../../operator/conversion/rbac';
 import type { RestConfig } from '../../operator/runtime/rest-config';
 import { freshNamespace } from '../integration/setup';
 import { waitForSecretPolicy } from './admission';
@@ -59,7 +60,7 @@ export interface ConversionStack {
   readonly saConfig: RestConfig;
   /** The username the admission policies match. */
   readonly username: string;
-  /** The webhook policy's name. */
+  /** The webhook policy's name (empty when another tool keeps the certificates). */
   readonly webhookPolicyName: string;
   /**
    * Applies both CRDs (server-side, as admin) storing `storage`, converted by the webhook at
@@ -75,7 +76,8 @@ export interface ConversionStack {
  * Starts the control plane and everything {@link ConversionStack} describes; no operator yet.
  * CONVERSION_CP_LOGS=<dir> keeps the control plane's logs there.
  */
-export async function startConversionStack(name: string): Promise<ConversionStack> {
+export async function startConversionStack(name: string, opts: { certificates?: CertificateKeeperKind } = {}): Promise<ConversionStack> {
+  const certificates = opts.certificates ?? 'operator';
   const cp = await startControlPlane(process.env['CONVERSION_CP_LOGS'] ? { logDir: process.env['CONVERSION_CP_LOGS'] } : {});
   try {
     const ns = await freshNamespace(cp, name);
@@ -98,24 +100,34 @@ export async function startConversionStack(name: string): Promise<ConversionStac
       watchNamespace: opNs,
       readsClusterIdentity: false,
       userRoles: false,
-      conversionWebhook: { secretName: WEBHOOK_SECRET },
+      conversionWebhook: { secretName: WEBHOOK_SECRET, certificates },
     });
+    // As BucketOperator renders them: the webhook's own policy only when the operator writes.
     const policy = new OperatorAdmissionPolicy(chart, 'policy', {
       operatorNamespace: opNs,
       serviceAccountName: OPERATOR_SA,
-      conversionWebhook: { secretName: WEBHOOK_SECRET },
+      ...(certificates === 'operator' ? { conversionWebhook: { secretName: WEBHOOK_SECRET } } : {}),
     });
     const webhookPolicyName = policy.conversionWebhookPolicyName ?? '';
     await kubectlOk(cp, ['create', 'serviceaccount', OPERATOR_SA, '-n', opNs]);
     await kubectlOk(cp, ['apply', '-f', '-'], JSON.stringify({ apiVersion: 'v1', kind: 'List', items: Testing.synth(chart) }));
     await waitForSecretPolicy(cp, policy.username, opNs);
-    await eventually(
-      async () => {
-        const res = await cp.kubectl(['label', 'crd', crdName(v1.StorageBucketDefinition), 'probe=1', '--dry-run=server', `--as=${policy.username}`]);
-        return res.stderr.includes(`ValidatingAdmissionPolicy '${webhookPolicyName}'`) ? true : undefined;
-      },
-      { description: 'the conversion webhook policy to be enforced', timeoutMs: 30_000, intervalMs: 200 },
-    );
+    if (certificates === 'operator') {
+      await eventually(
+        async () => {
+          const res = await cp.kubectl([
+            'label',
+            'crd',
+            crdName(v1.StorageBucketDefinition),
+            'probe=1',
+            '--dry-run=server',
+            `--as=${policy.username}`,
+          ]);
+          return res.stderr.includes(`ValidatingAdmissionPolicy '${webhookPolicyName}'`) ? true : undefined;
+        },
+        { description: 'the conversion webhook policy to be enforced', timeoutMs: 30_000, intervalMs: 200 },
+      );
+    }
     const saKubeconfig = await cp.serviceAccountKubeconfig(opNs, OPERATOR_SA, { expirationSeconds: 7200 });
     const saConfig = loadKubeconfig(saKubeconfig);
     return {
@@ -146,6 +158,7 @@ export async function startConversionStack(name: string): Promise<ConversionStac
             serviceName: 'bucketoperator-webhook',
             secretName: WEBHOOK_SECRET,
             ipAddresses: ['127.0.0.1'],
+            certificates,
           },
         }),
       stop: () => cp.stop(),

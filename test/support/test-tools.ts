@@ -1,10 +1,10 @@
 /**
  * Where scripts/install-test-tools.sh puts the tools the tests run for real (lua5.1,
- * promtool, celeval, tmux, actionlint, shellcheck), computed the same way the script does, so a test can name a missing
+ * promtool, celeval, tmux, actionlint, shellcheck, cert-manager CRDs), computed the same way the script does, so a test can name a missing
  * tool and the command that installs it instead of failing obscurely.
  */
 import { createHash } from 'node:crypto';
-import { accessSync, constants, readFileSync } from 'node:fs';
+import { accessSync, constants, existsSync, readFileSync } from 'node:fs';
 import { homedir } from 'node:os';
 import { join, resolve } from 'node:path';
 
@@ -59,4 +59,12 @@ export function actionlint(): string {
   const version = /^\s*github\.com\/rhysd\/actionlint (v\S+)/m.exec(goMod)?.[1];
   if (!version) throw new Error('test/support/actionlint/go.mod requires no github.com/rhysd/actionlint version');
   return executable(join(toolsDir(), 'actionlint', version, 'actionlint'), `actionlint ${version}`);
+}
+
+/** The directory of cert-manager's CRD files, at the release test/support/cert-manager/version pins. */
+export function certManagerCrds(): string {
+  const version = readFileSync(join(REPO_ROOT, 'test', 'support', 'cert-manager', 'version'), 'utf8').trim();
+  const dir = join(toolsDir(), 'cert-manager-crds', version);
+  if (!existsSync(join(dir, '.complete'))) throw new Error(`cert-manager ${version} CRDs are missing from ${dir}: run npm run test:tools`);
+  return dir;
 }
