@@ -3,11 +3,11 @@
  * create for a bucket, so a workload can reference them before they exist. They call the
  * operator's own naming functions, so the two cannot disagree.
  */
-import type { StorageBucket } from '../imports/storage-storage.avalonhosting.example';
+import type { StorageBucket, StorageBucketV2 } from '../imports/storage-storage.avalonhosting.example';
 import { accessSecretName, serviceName as ownedServiceName } from '../operator/bucket/names';
 
-/** A StorageBucket construct, or the bucket's name. */
-export type BucketRef = StorageBucket | string;
+/** A StorageBucket construct of either version, or the bucket's name. */
+export type BucketRef = StorageBucket | StorageBucketV2 | string;
 
 function nameOf(bucket: BucketRef): string {
   return typeof bucket === 'string' ? bucket : bucket.name;

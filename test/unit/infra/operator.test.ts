@@ -3,7 +3,7 @@ import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { Chart, Duration, Testing } from 'cdk8s';
 import { parseAllDocuments } from 'yaml';
-import { BucketOperator, connectionSecretName, serviceName, StorageBucket, type BucketOperatorProps } from 'bucketoperator';
+import { BucketOperator, connectionSecretName, serviceName, StorageBucket, StorageBucketV2, type BucketOperatorProps } from 'bucketoperator';
 import { CHART_IDS } from '../../../infra/app';
 import { REPO_ROOT } from '../../../infra/generate';
 import { accessSecretName, serviceName as ownedServiceName } from '../../../operator/bucket/names';
@@ -233,9 +233,19 @@ describe('bucket helpers', () => {
     spec: { region: 'eu-west-1', sizeGb: 1, providerRef: { name: 'default' } },
   });
 
+  const inV2 = new StorageBucketV2(chart, 'media', {
+    metadata: { name: 'media' },
+    spec: { forProvider: { region: 'eu-west-1', size: '500Gi' }, providerConfigRef: { name: 'default' } },
+  });
+
   it('name the Secret and Service exactly as the operator does', () => {
     expect(connectionSecretName(bucket)).to.equal(accessSecretName('logs'));
     expect(serviceName(bucket)).to.equal(ownedServiceName('logs'));
     expect(connectionSecretName('backups')).to.equal(accessSecretName('backups'));
+  });
+
+  it('take a v2 bucket as well', () => {
+    expect(connectionSecretName(inV2)).to.equal(accessSecretName('media'));
+    expect(serviceName(inV2)).to.equal(ownedServiceName('media'));
   });
 });
