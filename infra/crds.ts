@@ -3,7 +3,8 @@ import { ApiObject } from 'cdk8s';
 import { Construct } from 'constructs';
 import { ALL_DEFINITIONS, type ApiDefinition } from '../operator/api/v1';
 import * as v2 from '../operator/api/v2';
-import { combineVersions, withStorageVersion, type ApiVersionName } from '../operator/api/versions';
+import { combineVersions, withStorageVersion } from '../operator/api/versions';
+import type { ApiVersionName } from '../operator/api/version-names';
 import { renderCrd, type ConversionClientConfig } from './crd';
 import { COMMON_LABELS } from './labels';
 

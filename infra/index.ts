@@ -3,8 +3,7 @@
  * and BucketProviderConfig constructs, and helpers naming what the operator creates.
  */
 export { BucketOperator, type BucketOperatorProps, type ConversionWebhookProps, type OperatorMode } from './operator';
-export type { ApiVersionName } from '../operator/api/versions';
-export { storageMigrationName } from './storage-migration';
+export type { ApiVersionName } from '../operator/api/version-names';
 export type { CertManagerIssuerRef } from './cert-manager';
 export type { LogLevel, OperatorResources, ResourceQuantities } from './manager';
 export { connectionSecretName, serviceName, type BucketRef } from './buckets';

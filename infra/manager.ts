@@ -5,7 +5,7 @@
  * automount off, 1 CPU requests) do not fit an operator.
  */
 import type { CertificateKeeperKind } from '../operator/conversion/rbac';
-import { API_VERSIONS, type ApiVersionName } from '../operator/api/versions';
+import { API_VERSIONS, type ApiVersionName } from '../operator/api/version-names';
 import type { Duration } from 'cdk8s';
 import { Construct } from 'constructs';
 import { k8s } from 'cdk8s-plus-28';

@@ -3,7 +3,7 @@
  * app adds to any chart. dist/ is this construct's default rendering (see app.ts), so the YAML
  * a GitOps user applies and the construct a cdk8s user adds cannot drift apart.
  */
-import { API_VERSIONS, type ApiVersionName } from '../operator/api/versions';
+import { API_VERSIONS, type ApiVersionName } from '../operator/api/version-names';
 import { OperatorStorageMigration } from './storage-migration';
 import { WebhookCertificates, type CertManagerIssuerRef } from './cert-manager';
 import { ApiObject, JsonPatch, type Duration } from 'cdk8s';

@@ -7,8 +7,9 @@
  */
 import { ApiObject } from 'cdk8s';
 import { Construct } from 'constructs';
-import { ALL_DEFINITIONS, type ApiDefinition } from '../operator/api/v1';
-import { API_VERSIONS, type ApiVersionName } from '../operator/api/versions';
+import { ALL_DEFINITIONS } from '../operator/api/v1';
+import type { ApiDefinition } from '../operator/api/v1/schema-helpers';
+import { API_VERSIONS, type ApiVersionName } from '../operator/api/version-names';
 import { COMMON_LABELS } from './labels';
 
 /** Properties of {@link OperatorStorageMigration}. */

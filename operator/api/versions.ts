@@ -4,11 +4,7 @@
  */
 import type { ApiDefinition } from './v1/schema-helpers';
 
-/** The API versions of the operator's kinds, oldest first. */
-export const API_VERSIONS = ['v1', 'v2'] as const;
-
-/** One of {@link API_VERSIONS}. */
-export type ApiVersionName = (typeof API_VERSIONS)[number];
+export { API_VERSIONS, type ApiVersionName } from './version-names';
 
 /**
  * The definition of a kind serving every version of `defs`, in their order. `cdk8s import`
