@@ -23,7 +23,8 @@ import type { RunningOperator } from '../../operator/operator';
 import type { ControlPlane } from '../support/control-plane';
 import { crdName, startConversionStack, VERSION_PAIRS, type ConversionStack } from '../support/conversion-stack';
 import { eventually } from '../support/eventually';
-import { apply, getJson, kubectlOk } from '../support/kube';
+import { apply, getJson, kubectlOk, providerManifests } from '../support/kube';
+import { startProviderProcess, type ProviderProcess } from '../support/provider-process';
 import { freePort } from '../support/ports';
 import { freshNamespace } from './setup';
 
@@ -99,6 +100,7 @@ describe('storage migration to v2 and back on a real control plane', function ()
   /** Objects written only to move the garbage collector's watch along (see migrate()). */
   let nudgeNs = '';
   let op: RunningOperator | undefined;
+  let provider: ProviderProcess;
   let snapshot: Map<string, ReturnType<typeof essence>>;
 
   const listV1 = async (namespace: string) =>
@@ -161,6 +163,7 @@ describe('storage migration to v2 and back on a real control plane', function ()
     stack = await startConversionStack('migration');
     ({ cp, ns, opNs } = stack);
     nudgeNs = await freshNamespace(cp, 'migration-nudge');
+    provider = await startProviderProcess({ activationDelayMs: 200 });
     await apply(cp, {
       apiVersion: v1.API_VERSION,
       kind: 'StorageBucket',
@@ -188,6 +191,7 @@ describe('storage migration to v2 and back on a real control plane', function ()
 
   after(async () => {
     await op?.stop();
+    await provider?.stop();
     await stack?.stop();
   });
 
@@ -300,6 +304,54 @@ describe('storage migration to v2 and back on a real control plane', function ()
     } finally {
       await stack.applyCrds({ storage: 'v2' });
     }
+  });
+
+  it('the operator on v2 takes a bucket through its whole life: created once, Ready, grown, deleted at the provider', async () => {
+    for (const m of providerManifests(opNs, provider.url, provider.apiKey, 'real')) await apply(cp, m);
+    await apply(cp, {
+      apiVersion: v2.API_VERSION,
+      kind: 'StorageBucket',
+      metadata: { name: 'lifecycle', namespace: opNs },
+      spec: { forProvider: { region: 'eu-west-1', size: '1500Mi' }, providerConfigRef: { name: 'real' } },
+    });
+    const isReady = (o: Obj | undefined) =>
+      o?.status?.observedGeneration === o?.metadata.generation &&
+      o?.status?.conditions?.some((c) => c.type === 'Ready' && (c as { status?: string }).status === 'True');
+    const ready = await eventually(
+      async () => {
+        const o = await getJson<Obj>(cp, BUCKETS_V2, 'lifecycle', opNs);
+        return isReady(o) ? o : undefined;
+      },
+      { description: 'the v2 bucket to be Ready', timeoutMs: 60_000 },
+    );
+    const atProvider = () => ready.status?.['atProvider'] as { id: string; size: string };
+    expect(ready.metadata.finalizers).to.include(v1.BUCKET_FINALIZER);
+    expect(atProvider().size).to.equal('2G');
+    const [created] = (await provider.buckets(opNs)).filter((b) => b.id === atProvider().id);
+    expect(created?.sizeGB).to.equal(2);
+
+    await kubectlOk(cp, [
+      'patch',
+      BUCKETS_V2,
+      'lifecycle',
+      '-n',
+      opNs,
+      '--type=merge',
+      '-p',
+      JSON.stringify({ spec: { forProvider: { size: '5G' } } }),
+    ]);
+    await eventually(
+      async () => {
+        const o = await getJson<Obj>(cp, BUCKETS_V2, 'lifecycle', opNs);
+        return isReady(o) && (o?.status?.['atProvider'] as { size?: string }).size === '5G' ? true : undefined;
+      },
+      { description: 'the bucket grown to 5G', timeoutMs: 60_000 },
+    );
+    expect((await provider.buckets(opNs)).find((b) => b.id === atProvider().id)?.sizeGB).to.equal(5);
+
+    await kubectlOk(cp, ['delete', BUCKETS_V2, 'lifecycle', '-n', opNs, '--wait=true', '--timeout=60s']);
+    expect((await provider.buckets(opNs)).filter((b) => b.id === atProvider().id)).to.deep.equal([]);
+    expect((await provider.buckets()).length, 'one bucket was ever made, and it is gone').to.equal(0);
   });
 
   it('goes back: v1 stored again and migrated to, storedVersions [v1], and only then may v2 leave the CRDs', async () => {
