@@ -28,6 +28,32 @@ export interface CrdConversion {
   readonly webhook: boolean;
   /** PEM text of `spec.conversion.webhook.clientConfig.caBundle`, decoded. */
   readonly caBundle: string | undefined;
+  /** Where `spec.conversion.webhook.clientConfig` sends conversions. */
+  readonly target?: ConversionTarget;
+}
+
+/** `spec.conversion.webhook.clientConfig` without its caBundle. */
+export interface ConversionTarget {
+  readonly service?: { readonly namespace: string; readonly name: string };
+  readonly url?: string;
+}
+
+/**
+ * Whether `target` is this webhook, as its serving certificate names it: a Service whose DNS
+ * name the certificate carries, or a URL whose host it carries. A CRD converted by another
+ * install's webhook (another operator namespace, another Service) is not this keeper's: its CA
+ * there would break every conversion of that install.
+ */
+export function convertsThrough(target: ConversionTarget | undefined, names: ServingNames): boolean {
+  if (target?.service) return names.dnsNames.includes(`${target.service.name}.${target.service.namespace}.svc`);
+  if (target?.url === undefined) return false;
+  let host: string;
+  try {
+    host = new URL(target.url).hostname.replace(/^\[(.*)\]$/, '$1');
+  } catch {
+    return false;
+  }
+  return names.dnsNames.includes(host) || (names.ipAddresses ?? []).includes(host);
 }
 
 /** What the keeper reads and writes in the cluster. */
@@ -64,6 +90,7 @@ export class CertificateKeeper {
   /** Names it in the manager's logs. */
   readonly name = 'conversion-certificates';
   private readonly now: () => number;
+  private readonly foreign = new Set<string>();
 
   constructor(private readonly opts: CertificateKeeperOptions) {
     this.now = opts.now ?? Date.now;
@@ -109,6 +136,18 @@ export class CertificateKeeper {
     if (!bundle) return;
     for (const crd of await this.opts.store.crds()) {
       if (!crd.webhook || crd.caBundle === bundle) continue;
+      if (!convertsThrough(crd.target, this.opts.names)) {
+        // Said once per CRD and target, not every pass.
+        const key = `${crd.name} ${JSON.stringify(crd.target ?? {})}`;
+        if (!this.foreign.has(key)) {
+          this.foreign.add(key);
+          this.opts.logger.warn(
+            { crd: crd.name, target: crd.target ?? {} },
+            "Not injecting the caBundle: the CRD's conversion webhook is not this operator's (another install, or none)",
+          );
+        }
+        continue;
+      }
       await this.opts.store.setCaBundle(crd.name, bundle);
       this.opts.logger.info({ crd: crd.name }, 'Injected conversion webhook caBundle');
     }

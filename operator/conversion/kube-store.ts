@@ -38,7 +38,12 @@ interface SecretJson extends KubeObject {
 }
 
 interface CrdJson extends KubeObject {
-  spec?: { conversion?: { strategy?: string; webhook?: { clientConfig?: { caBundle?: string } } } };
+  spec?: {
+    conversion?: {
+      strategy?: string;
+      webhook?: { clientConfig?: { caBundle?: string; url?: string; service?: { namespace?: string; name?: string } } };
+    };
+  };
 }
 
 /** Decodes a Secret's base64 `data`. */
@@ -81,11 +86,17 @@ export function kubeCertStore(opts: KubeCertStoreOptions): CertStore {
           throw err;
         }
         const conversion = crd.spec?.conversion;
-        const caBundle = conversion?.webhook?.clientConfig?.caBundle;
+        const clientConfig = conversion?.webhook?.clientConfig;
+        const caBundle = clientConfig?.caBundle;
+        const service = clientConfig?.service;
         out.push({
           name,
           webhook: conversion?.strategy === 'Webhook',
           caBundle: caBundle === undefined ? undefined : Buffer.from(caBundle, 'base64').toString('utf8'),
+          target: {
+            ...(service ? { service: { namespace: service.namespace ?? '', name: service.name ?? '' } } : {}),
+            ...(clientConfig?.url !== undefined ? { url: clientConfig.url } : {}),
+          },
         });
       }
       return out;

@@ -23,7 +23,7 @@ import { issueCa, issueServing, serviceDnsNames, type IssuedCertificate } from '
 import type { RunningOperator } from '../../operator/operator';
 import { KubeClient } from '../../operator/runtime/client';
 import type { ControlPlane } from '../support/control-plane';
-import { crdName, startConversionStack, VERSION_PAIRS, WEBHOOK_SECRET, type ConversionStack } from '../support/conversion-stack';
+import { conversionTraffic, crdName, startConversionStack, VERSION_PAIRS, WEBHOOK_SECRET, type ConversionStack } from '../support/conversion-stack';
 import { eventually } from '../support/eventually';
 import { apply, getJson, kubectlOk } from '../support/kube';
 import { certManagerCrds } from '../support/test-tools';
@@ -168,21 +168,7 @@ describe('conversion webhook with certificates kept by cert-manager (its CRDs on
       );
       expect(got.spec.forProvider.size).to.equal('7G');
 
-      let stop = false;
-      let ok = 0;
-      const failures: string[] = [];
-      const traffic = async (id: number) => {
-        for (let i = 0; !stop; i++) {
-          try {
-            await client.get(bucketsV2, ns, 'read-in-v2');
-            ok++;
-          } catch (err) {
-            failures.push(`${id}-${i}: ${err instanceof Error ? err.message : String(err)}`);
-          }
-          await new Promise((r) => setTimeout(r, 20));
-        }
-      };
-      const loops = [0, 1].map(traffic);
+      const traffic = conversionTraffic(2, () => client.get(bucketsV2, ns, 'read-in-v2'));
       // cert-manager renews: a new key and certificate from the same CA, the caBundle unchanged.
       const before = await servedFingerprint(stack.port);
       await kubectlOk(cp, ['apply', '-f', '-'], JSON.stringify(servingSecret(issue())));
@@ -192,8 +178,7 @@ describe('conversion webhook with certificates kept by cert-manager (its CRDs on
         intervalMs: 200,
       });
       await new Promise((r) => setTimeout(r, 2_000));
-      stop = true;
-      await Promise.all(loops);
+      const { ok, failures } = await traffic.stop();
       expect(failures).to.deep.equal([]);
       expect(ok).to.be.greaterThan(20);
     } finally {

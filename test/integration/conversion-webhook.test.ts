@@ -35,7 +35,17 @@ import { apply, getJson, kubectlOk } from '../support/kube';
 import { freePort } from '../support/ports';
 import { freshNamespace } from './setup';
 import type { RestConfig } from '../../operator/runtime/rest-config';
-import { crdName, startConversionStack, VERSION_PAIRS, WEBHOOK_SECRET, webhookCrd, type ConversionStack } from '../support/conversion-stack';
+import {
+  configWithoutSecret,
+  conversionTraffic,
+  crdName,
+  failedRead,
+  startConversionStack,
+  VERSION_PAIRS,
+  WEBHOOK_SECRET,
+  webhookCrd,
+  type ConversionStack,
+} from '../support/conversion-stack';
 
 const BUCKETS_V2 = `storagebuckets.${v2.VERSION}.${v2.GROUP}`;
 const BUCKETS_V1 = `storagebuckets.${v1.VERSION}.${v1.GROUP}`;
@@ -343,23 +353,12 @@ describe('conversion webhook on a real control plane', function () {
       );
     await setUrl(dead);
     try {
-      const failed = await eventually(
-        async () => {
-          const res = await cp.kubectl(['get', BUCKETS_V2, 'logs', '-n', ns, '-o', 'json']);
-          return res.code !== 0 ? res.stderr : undefined;
-        },
-        { description: 'a v2 read to fail', timeoutMs: 30_000 },
-      );
+      const failed = await failedRead(cp, BUCKETS_V2, 'logs', ns);
       // The API server's words: which webhook, for which kind, and why it could not be reached.
       expect(failed).to.match(/conversion webhook for storage\.avalonhosting\.example\/v1, Kind=StorageBucket failed: .*connection refused/);
       expect((await must(BUCKETS_V1, 'logs')).spec['sizeGB']).to.equal(4);
       // The operator reads and writes v1 only: a config in its namespace still gets a status.
-      await apply(cp, {
-        apiVersion: v1.API_VERSION,
-        kind: 'BucketProviderConfig',
-        metadata: { name: 'while-down', namespace: opNs },
-        spec: { endpoint: 'https://storage.example.com', secretRef: { name: 'missing' } },
-      });
+      await apply(cp, configWithoutSecret(v1.API_VERSION, 'while-down', opNs));
       await eventually(
         async () => {
           const cfg = await getJson<{ metadata: { generation: number }; status?: { observedGeneration?: number } }>(
@@ -464,23 +463,9 @@ describe('conversion webhook on a real control plane', function () {
         },
       );
       const [firstCa] = await secretCas();
-      let stop = false;
-      let ok = 0;
-      const failures: string[] = [];
-      const traffic = async (id: number) => {
-        for (let i = 0; !stop; i++) {
-          try {
-            if (i % 5 === 0) await client.list(bucketsV2, { namespace: ns });
-            else await client.get(bucketsV2, ns, `rotating-${stopping}`);
-            ok++;
-          } catch (err) {
-            failures.push(`${id}-${i} at ${new Date().toISOString()}: ${err instanceof Error ? err.message : String(err)}`);
-          }
-          // Modest load: the machine is shared.
-          await new Promise((r) => setTimeout(r, 20));
-        }
-      };
-      const loops = [0, 1, 2].map(traffic);
+      const traffic = conversionTraffic(3, (i) =>
+        i % 5 === 0 ? client.list(bucketsV2, { namespace: ns }) : client.get(bucketsV2, ns, `rotating-${stopping}`),
+      );
       // The rotation starts when the CA is two thirds through its minute: a second CA joins the bundle.
       await eventually(async () => (await secretCas()).length === 2 || undefined, { description: 'a new CA beside the old', timeoutMs: 90_000 });
       // SIGTERM's path for one replica while the rotation is under way.
@@ -495,8 +480,7 @@ describe('conversion webhook on a real control plane', function () {
         { description: 'the old CA dropped', timeoutMs: 60_000 },
       );
       await new Promise((r) => setTimeout(r, 3_000));
-      stop = true;
-      await Promise.all(loops);
+      const { ok, failures } = await traffic.stop();
       expect(failures).to.deep.equal([]);
       expect(ok).to.be.greaterThan(100);
       // The one left leads: it finished the rotation.

@@ -21,7 +21,7 @@ import * as v2 from '../../operator/api/v2';
 import type { ApiVersionName } from '../../operator/api/versions';
 import type { RunningOperator } from '../../operator/operator';
 import type { ControlPlane } from '../support/control-plane';
-import { crdName, startConversionStack, VERSION_PAIRS, type ConversionStack } from '../support/conversion-stack';
+import { configWithoutSecret, crdName, failedRead, startConversionStack, VERSION_PAIRS, type ConversionStack } from '../support/conversion-stack';
 import { eventually } from '../support/eventually';
 import { apply, getJson, kubectlOk, providerManifests } from '../support/kube';
 import { startProviderProcess, type ProviderProcess } from '../support/provider-process';
@@ -216,12 +216,7 @@ describe('storage migration to v2 and back on a real control plane', function ()
       spec: { forProvider: { region: 'us-east-1', size: '1500Mi' }, providerConfigRef: { name: 'default' } },
     });
     // The operator's own: a config naming a missing Secret and a bucket using it, both given a status.
-    await apply(cp, {
-      apiVersion: v1.API_VERSION,
-      kind: 'BucketProviderConfig',
-      metadata: { name: 'cfg', namespace: opNs },
-      spec: { endpoint: 'https://storage.example.com', secretRef: { name: 'missing' } },
-    });
+    await apply(cp, configWithoutSecret(v1.API_VERSION, 'cfg', opNs));
     await apply(cp, {
       apiVersion: v1.API_VERSION,
       kind: 'StorageBucket',
@@ -264,21 +259,10 @@ describe('storage migration to v2 and back on a real control plane', function ()
   it('the operator on v2 keeps reconciling with the webhook unreachable, while v1 reads fail naming the webhook', async () => {
     await stack.applyCrds({ storage: 'v2', url: `https://127.0.0.1:${await freePort()}/convert` });
     try {
-      const failed = await eventually(
-        async () => {
-          const res = await cp.kubectl(['get', BUCKETS_V1, 'watched', '-n', opNs, '-o', 'json']);
-          return res.code !== 0 ? res.stderr : undefined;
-        },
-        { description: 'a v1 read to fail', timeoutMs: 30_000 },
-      );
+      const failed = await failedRead(cp, BUCKETS_V1, 'watched', opNs);
       expect(failed).to.match(/conversion webhook for storage\.avalonhosting\.example\/v2, Kind=StorageBucket failed: .*connection refused/);
       // A new bucket and a new config, written and read in v2 by everyone: the operator gives both a status.
-      await apply(cp, {
-        apiVersion: v2.API_VERSION,
-        kind: 'BucketProviderConfig',
-        metadata: { name: 'cfg-while-down', namespace: opNs },
-        spec: { endpoint: 'https://storage.example.com', secretRef: { name: 'missing' } },
-      });
+      await apply(cp, configWithoutSecret(v2.API_VERSION, 'cfg-while-down', opNs));
       await apply(cp, {
         apiVersion: v2.API_VERSION,
         kind: 'StorageBucket',

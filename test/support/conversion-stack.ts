@@ -39,6 +39,61 @@ export function webhookCrd(pair: readonly [v1.ApiDefinition, v1.ApiDefinition], 
   return renderCrd(withStorageVersion(combineVersions(pair), storage), { ...COMMON_LABELS }, { conversionWebhook: { url } });
 }
 
+/**
+ * Waits until a kubectl read of `resource` `name` fails (the webhook it needs made
+ * unreachable) and returns kubectl's stderr: the API server's words for the user.
+ */
+export function failedRead(cp: ControlPlane, resource: string, name: string, namespace: string): Promise<string> {
+  return eventually(
+    async () => {
+      const res = await cp.kubectl(['get', resource, name, '-n', namespace, '-o', 'json']);
+      return res.code !== 0 ? res.stderr : undefined;
+    },
+    { description: `a read of ${resource} ${name} to fail`, timeoutMs: 30_000 },
+  );
+}
+
+/** A BucketProviderConfig in `apiVersion` naming a Secret that does not exist: the operator reports it. */
+export function configWithoutSecret(apiVersion: string, name: string, namespace: string) {
+  return {
+    apiVersion,
+    kind: 'BucketProviderConfig',
+    metadata: { name, namespace },
+    spec: { endpoint: 'https://storage.example.com', secretRef: { name: 'missing' } },
+  };
+}
+
+/**
+ * Reads through the API server in `loops` loops until stopped, counting what succeeds and
+ * what fails: conversion traffic a certificate change must not interrupt. `read(i)` is the
+ * i-th request of a loop.
+ */
+export function conversionTraffic(loops: number, read: (i: number) => Promise<unknown>): { stop(): Promise<{ ok: number; failures: string[] }> } {
+  let stopped = false;
+  let ok = 0;
+  const failures: string[] = [];
+  const loop = async (id: number) => {
+    for (let i = 0; !stopped; i++) {
+      try {
+        await read(i);
+        ok++;
+      } catch (err) {
+        failures.push(`${id}-${i} at ${new Date().toISOString()}: ${err instanceof Error ? err.message : String(err)}`);
+      }
+      // Modest load: the machine is shared.
+      await new Promise((r) => setTimeout(r, 20));
+    }
+  };
+  const running = Array.from({ length: loops }, (_, id) => loop(id));
+  return {
+    async stop() {
+      stopped = true;
+      await Promise.all(running);
+      return { ok, failures };
+    },
+  };
+}
+
 /** The webhook Secret's name in these tests. */
 export const WEBHOOK_SECRET = 'bucketoperator-webhook-cert';
 

@@ -10,7 +10,9 @@ const H = 3_600_000;
 const DAY = 24 * H;
 const START = Date.parse('2026-12-02T00:00:00Z');
 const policy: CertPolicy = { caValidityMs: 30 * DAY, servingValidityMs: 9 * DAY, renewFraction: 2 / 3, overlapMs: H };
-const names = { commonName: 'webhook', dnsNames: serviceDnsNames('webhook', 'ns') };
+const names = { commonName: 'webhook', dnsNames: serviceDnsNames('webhook', 'ns'), ipAddresses: ['127.0.0.1'] };
+/** A clientConfig naming this webhook's Service. */
+const OURS = { service: { namespace: 'ns', name: 'webhook' } };
 
 /** An in-memory cluster: one Secret, CRDs by name, and every write recorded. */
 function fakeStore(crds: CrdConversion[]) {
@@ -49,8 +51,8 @@ describe('conversion certificate keeper', () => {
 
   it('a fresh cluster: makes the Secret and puts its CA into the CRDs that convert by webhook, and no other', async () => {
     const fake = fakeStore([
-      { name: 'storagebuckets.g', webhook: true, caBundle: undefined },
-      { name: 'bucketproviderconfigs.g', webhook: true, caBundle: 'stale' },
+      { name: 'storagebuckets.g', webhook: true, target: OURS, caBundle: undefined },
+      { name: 'bucketproviderconfigs.g', webhook: true, target: OURS, caBundle: 'stale' },
       { name: 'other.g', webhook: false, caBundle: undefined },
     ]);
     const k = keeper(fake.store);
@@ -66,18 +68,37 @@ describe('conversion certificate keeper', () => {
     expect(fake.writes).to.deep.equal([]);
   });
 
-  it('puts back a caBundle someone else changed, without touching the Secret', async () => {
-    const fake = fakeStore([{ name: 'storagebuckets.g', webhook: true, caBundle: undefined }]);
+  it("never puts its CA into a CRD converted by another install's webhook, and says so once", async () => {
+    const fake = fakeStore([
+      { name: 'service-elsewhere.g', webhook: true, target: { service: { namespace: 'team-b-operator', name: 'webhook' } }, caBundle: 'theirs' },
+      { name: 'other-service.g', webhook: true, target: { service: { namespace: 'ns', name: 'another-webhook' } }, caBundle: undefined },
+      { name: 'url-elsewhere.g', webhook: true, target: { url: 'https://10.0.0.9:9443/convert' }, caBundle: undefined },
+      { name: 'no-target.g', webhook: true, caBundle: undefined },
+      { name: 'url-ours.g', webhook: true, target: { url: 'https://127.0.0.1:9443/convert' }, caBundle: undefined },
+      { name: 'service-ours.g', webhook: true, target: OURS, caBundle: undefined },
+    ]);
     const k = keeper(fake.store);
     await k.reconcile();
-    fake.state.crds.set('storagebuckets.g', { name: 'storagebuckets.g', webhook: true, caBundle: undefined });
+    await k.reconcile();
+    const bundle = fake.state.secret?.data[CertSecretKey.caBundle];
+    expect(fake.writes.filter((w) => w.startsWith('caBundle'))).to.deep.equal(['caBundle url-ours.g', 'caBundle service-ours.g']);
+    expect(fake.state.crds.get('service-elsewhere.g')?.caBundle).to.equal('theirs');
+    expect(fake.state.crds.get('service-ours.g')?.caBundle).to.equal(bundle);
+    expect(logs.match(/is not this operator's/g) ?? []).to.have.length(4);
+  });
+
+  it('puts back a caBundle someone else changed, without touching the Secret', async () => {
+    const fake = fakeStore([{ name: 'storagebuckets.g', webhook: true, target: OURS, caBundle: undefined }]);
+    const k = keeper(fake.store);
+    await k.reconcile();
+    fake.state.crds.set('storagebuckets.g', { name: 'storagebuckets.g', webhook: true, target: OURS, caBundle: undefined });
     fake.writes.length = 0;
     await k.reconcile();
     expect(fake.writes).to.deep.equal(['caBundle storagebuckets.g']);
   });
 
   it('a CA rotation: the CRDs trust the new CA in the same pass that adds it, before any certificate from it is served', async () => {
-    const fake = fakeStore([{ name: 'storagebuckets.g', webhook: true, caBundle: undefined }]);
+    const fake = fakeStore([{ name: 'storagebuckets.g', webhook: true, target: OURS, caBundle: undefined }]);
     const k = keeper(fake.store);
     await k.reconcile();
     // Passes when the planner asked for them: serving renewals at days 6, 12 and 18.
@@ -99,14 +120,14 @@ describe('conversion certificate keeper', () => {
   });
 
   it('does not move a rotation on while the caBundle cannot be written', async () => {
-    const fake = fakeStore([{ name: 'storagebuckets.g', webhook: true, caBundle: undefined }]);
+    const fake = fakeStore([{ name: 'storagebuckets.g', webhook: true, target: OURS, caBundle: undefined }]);
     const k = keeper(fake.store);
     await k.reconcile();
     now = START + 20 * DAY;
     while ((await k.reconcile()) === now);
     const rv = fake.state.secret?.resourceVersion;
     // The CRD was re-applied without the caBundle, and patching it is forbidden: no switch to the new CA.
-    fake.state.crds.set('storagebuckets.g', { name: 'storagebuckets.g', webhook: true, caBundle: undefined });
+    fake.state.crds.set('storagebuckets.g', { name: 'storagebuckets.g', webhook: true, target: OURS, caBundle: undefined });
     fake.failCaBundles(true);
     now += 2 * H;
     let err: unknown;
@@ -116,7 +137,7 @@ describe('conversion certificate keeper', () => {
   });
 
   it('never logs a private key', async () => {
-    const fake = fakeStore([{ name: 'storagebuckets.g', webhook: true, caBundle: undefined }]);
+    const fake = fakeStore([{ name: 'storagebuckets.g', webhook: true, target: OURS, caBundle: undefined }]);
     const k = keeper(fake.store);
     for (const at of [START, START + 7 * DAY, START + 20 * DAY, START + 20 * DAY + 2 * H, START + 20 * DAY + 4 * H]) {
       now = at;
@@ -128,7 +149,7 @@ describe('conversion certificate keeper', () => {
   });
 
   it('the loop retries a failed pass and stops on abort', async () => {
-    const fake = fakeStore([{ name: 'storagebuckets.g', webhook: true, caBundle: undefined }]);
+    const fake = fakeStore([{ name: 'storagebuckets.g', webhook: true, target: OURS, caBundle: undefined }]);
     let reads = 0;
     const flaky: CertStore = {
       ...fake.store,

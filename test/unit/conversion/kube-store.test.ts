@@ -74,13 +74,22 @@ describe('webhook certificate store on the API server', () => {
   it('reports which CRDs convert by webhook and their caBundle, skipping a CRD that does not exist', async () => {
     const { client } = fakeClient({
       'customresourcedefinitions/a.g': {
-        spec: { conversion: { strategy: 'Webhook', webhook: { clientConfig: { caBundle: b64('CA') } } } },
+        spec: {
+          conversion: {
+            strategy: 'Webhook',
+            webhook: { clientConfig: { caBundle: b64('CA'), service: { namespace: 'ops', name: 'webhook', path: '/convert', port: 443 } } },
+          },
+        },
       } as KubeObject,
       'customresourcedefinitions/b.g': { spec: { conversion: { strategy: 'None' } } } as KubeObject,
+      'customresourcedefinitions/c.g': {
+        spec: { conversion: { strategy: 'Webhook', webhook: { clientConfig: { url: 'https://127.0.0.1:9443/convert' } } } },
+      } as KubeObject,
     });
-    expect(await kubeCertStore({ ...opts, client }).crds()).to.deep.equal([
-      { name: 'a.g', webhook: true, caBundle: 'CA' },
-      { name: 'b.g', webhook: false, caBundle: undefined },
+    expect(await kubeCertStore({ ...opts, client, crdNames: ['a.g', 'b.g', 'c.g', 'missing.g'] }).crds()).to.deep.equal([
+      { name: 'a.g', webhook: true, caBundle: 'CA', target: { service: { namespace: 'ops', name: 'webhook' } } },
+      { name: 'b.g', webhook: false, caBundle: undefined, target: {} },
+      { name: 'c.g', webhook: true, caBundle: undefined, target: { url: 'https://127.0.0.1:9443/convert' } },
     ]);
   });
 
