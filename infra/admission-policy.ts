@@ -341,12 +341,12 @@ export class OperatorAdmissionPolicy extends Construct {
       spec: { policyName: this.name, validationActions: ['Deny'] },
     });
     if (webhookSecret !== undefined && this.conversionWebhookPolicyName !== undefined) {
-      this.conversionWebhookPolicy(this.conversionWebhookPolicyName, webhookSecret);
+      this.conversionWebhookPolicy(this.conversionWebhookPolicyName, webhookSecret, props.operatorNamespace);
     }
   }
 
   /** The conversion webhook's Secret and the CRDs' caBundle: the only writes allowed there. */
-  private conversionWebhookPolicy(name: string, webhookSecret: string): void {
+  private conversionWebhookPolicy(name: string, webhookSecret: string, operatorNamespace: string): void {
     // A cluster-scoped request (a CRD) has no namespace to name: reading it fails the message
     // expression, and the API server falls back to the plain message.
     const target = `request.resource.resource + " " + (variables.secret ? request.namespace + "/" + request.name : request.name)`;
@@ -392,6 +392,17 @@ export class OperatorAdmissionPolicy extends Construct {
         ),
         'the bucket operator may change nothing of a CustomResourceDefinition but spec.conversion.webhook.clientConfig.caBundle',
         refusal('change', 'only spec.conversion.webhook.clientConfig.caBundle may change'),
+      ),
+      // Another install's webhook (a Service in another namespace) is not this operator's: its CA
+      // there would break that install's conversions. The URL form is left to the keeper's own
+      // check (it matches the URL's host against its certificate).
+      rule(
+        crdOnly(
+          `request.operation != "UPDATE" || !(${present('object', 'spec.conversion.webhook.clientConfig.service')}) || ` +
+            `object.spec.conversion.webhook.clientConfig.service.namespace == ${cel(operatorNamespace)}`,
+        ),
+        `the bucket operator may change only CustomResourceDefinitions whose conversion webhook is a Service in ${operatorNamespace}`,
+        refusal('change', `its conversion webhook is not a Service in ${operatorNamespace}`),
       ),
       rule(
         '!variables.secret || request.operation == "DELETE" || object.type == "kubernetes.io/tls"',

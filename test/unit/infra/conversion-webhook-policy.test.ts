@@ -71,8 +71,29 @@ interface Case {
 }
 const CA_ONLY = /only spec\.conversion\.webhook\.clientConfig\.caBundle may change/;
 
+/** `crd(caBundle)` converted by the webhook Service `name` in `namespace` instead of the URL. */
+const viaService = (namespace: string, caBundle?: string): Obj =>
+  changed(crd(caBundle), (o) => {
+    o['spec'].conversion.webhook.clientConfig = {
+      service: { namespace, name: 'bucketoperator-webhook', path: '/convert', port: 443 },
+      ...(caBundle === undefined ? {} : { caBundle: b64(caBundle) }),
+    };
+  });
+
 const cases: Record<string, Case> = {
   'the first caBundle on a CRD': { operation: 'UPDATE', oldObject: crd(), object: crd('A'), want: 'allowed' },
+  'a caBundle on a CRD whose webhook is a Service in its namespace': {
+    operation: 'UPDATE',
+    oldObject: viaService(OPS),
+    object: viaService(OPS, 'A'),
+    want: 'allowed',
+  },
+  "a caBundle on a CRD whose webhook is another install's Service": {
+    operation: 'UPDATE',
+    oldObject: viaService('team-b-operator', 'B'),
+    object: viaService('team-b-operator', 'A'),
+    want: /its conversion webhook is not a Service in ops/,
+  },
   'a new caBundle (a rotation)': { operation: 'UPDATE', oldObject: crd('A'), object: crd('A+B'), want: 'allowed' },
   'a label on a CRD': {
     operation: 'UPDATE',
