@@ -40,15 +40,16 @@ export interface ServingCredentials {
   readonly cert: string;
   /** Secret material. */
   readonly key: string;
-  readonly caBundle: string;
 }
 
-/** The serving credentials in `data`, or undefined when an entry is missing. */
+/**
+ * The certificate and key to serve from `data`, when both are there. `ca.crt` is not needed
+ * to serve: the operator's own Secret always has it, a Secret another tool keeps may not.
+ */
 export function servingCredentials(data: CertData | undefined): ServingCredentials | undefined {
   const cert = data?.[CertSecretKey.cert];
   const key = data?.[CertSecretKey.key];
-  const caBundle = data?.[CertSecretKey.caBundle];
-  return cert && key && caBundle ? { cert, key, caBundle } : undefined;
+  return cert && key ? { cert, key } : undefined;
 }
 
 /** The facts of `data` for {@link planRotation}; `undefined` data is an absent Secret. */

@@ -63,6 +63,14 @@ describe('webhook certificates in their Secret', () => {
     expect(cert.checkHost('bucketoperator-webhook.bucketoperator-system.svc')).to.not.equal(undefined);
   });
 
+  it('serves a Secret another tool keeps, with or without ca.crt, and nothing without a key', () => {
+    const { data } = converge(undefined, START);
+    const { [CertSecretKey.caBundle]: _ca, [CertSecretKey.caKey]: _caKey, ...servingOnly } = data;
+    expect(servingCredentials(servingOnly)).to.deep.equal({ cert: data[CertSecretKey.cert], key: data[CertSecretKey.key] });
+    const { [CertSecretKey.key]: _key, ...noKey } = data;
+    expect(servingCredentials(noKey)).to.equal(undefined);
+  });
+
   it('over 100 days of rotations, every certificate a replica may still serve is trusted by every caBundle the API server may still hold', () => {
     // A replica (or the API server) may act on what the Secret held up to `lag` ago: less
     // than the overlap, as the policy promises.

@@ -70,10 +70,12 @@ function post(
   });
 }
 
+/** What the server is given from `data`, and the CA bundle a client trusts it by. */
 function creds(data: CertData): { cert: string; key: string; caBundle: string } {
   const c = servingCredentials(data);
-  if (!c) throw new Error('no credentials');
-  return c;
+  const caBundle = data[CertSecretKey.caBundle];
+  if (!c || !caBundle) throw new Error('no credentials');
+  return { ...c, caBundle };
 }
 
 async function counter(registry: Registry, labels: Record<string, string>): Promise<number> {
