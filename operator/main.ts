@@ -9,8 +9,8 @@ import { parseArgs } from 'node:util';
 import { loadRestConfig } from './runtime/load-config';
 import { createLogger } from './runtime/logging';
 import { startOperator } from './operator';
-import { OWN_API_VERSIONS, type OwnApiVersion } from './bucket/own-version';
-import { CERTIFICATE_KEEPERS, DEFAULT_WEBHOOK_SECRET, DEFAULT_WEBHOOK_SERVICE, type CertificateKeeperKind } from './conversion/rbac';
+import { API_VERSIONS } from './api/version-names';
+import { CERTIFICATE_KEEPERS, DEFAULT_WEBHOOK_SECRET, DEFAULT_WEBHOOK_SERVICE } from './conversion/rbac';
 
 const USAGE = `Usage: bucketoperator [flags]
   --kubeconfig PATH                 kubeconfig (default: every path of $KUBECONFIG merged, then in-cluster,
@@ -135,19 +135,11 @@ function logFormat(value: string | undefined): 'json' | 'pretty' {
   return 'pretty';
 }
 
-function ownApiVersion(value: string | undefined): OwnApiVersion {
-  if (value === undefined) return 'v1';
-  if (!(OWN_API_VERSIONS as readonly string[]).includes(value))
-    throw new Error(`--api-version: expected one of ${OWN_API_VERSIONS.join('|')}, got "${value}"`);
-  return value as OwnApiVersion;
-}
-
-function certificateKeeper(value: string | undefined): CertificateKeeperKind {
-  if (value === undefined) return 'operator';
-  if (!(CERTIFICATE_KEEPERS as readonly string[]).includes(value)) {
-    throw new Error(`--conversion-webhook-certificates: expected one of ${CERTIFICATE_KEEPERS.join('|')}, got "${value}"`);
-  }
-  return value as CertificateKeeperKind;
+/** `value` if it is one of `allowed`, `fallback` when the flag is not given. */
+function oneOf<T extends string>(flag: string, value: string | undefined, allowed: readonly T[], fallback: T): T {
+  if (value === undefined) return fallback;
+  if (!(allowed as readonly string[]).includes(value)) throw new Error(`--${flag}: expected one of ${allowed.join('|')}, got "${value}"`);
+  return value as T;
 }
 
 function main(): void {
@@ -188,9 +180,8 @@ function main(): void {
     console.log(USAGE);
     return;
   }
-  const level = values['log-level'] ?? 'info';
-  if (!LEVELS.includes(level as (typeof LEVELS)[number])) throw new Error(`--log-level: expected one of ${LEVELS.join('|')}, got "${level}"`);
-  const logger = createLogger({ level: level as (typeof LEVELS)[number], pretty: logFormat(values['log-format']) === 'pretty' });
+  const level = oneOf('log-level', values['log-level'], LEVELS, 'info');
+  const logger = createLogger({ level, pretty: logFormat(values['log-format']) === 'pretty' });
   const restConfig = loadRestConfig({ kubeconfig: values.kubeconfig, env: process.env, homeDir: homedir() });
   logger.info({ config: restConfig.source, server: restConfig.server }, 'Loaded API server configuration');
 
@@ -216,7 +207,7 @@ function main(): void {
     providerQps: positiveInt('provider-qps', values['provider-qps'], 20),
     providerBurst: positiveInt('provider-burst', values['provider-burst'], 40),
     allowLinkLocalEndpoints: bool('allow-link-local-endpoints', values['allow-link-local-endpoints']),
-    ownApiVersion: ownApiVersion(values['api-version']),
+    ownApiVersion: oneOf('api-version', values['api-version'], API_VERSIONS, 'v1'),
     ...(webhookPort
       ? {
           conversionWebhook: {
@@ -226,7 +217,7 @@ function main(): void {
             serviceName: values['conversion-webhook-service'] ?? DEFAULT_WEBHOOK_SERVICE,
             secretName: values['conversion-webhook-secret'] ?? DEFAULT_WEBHOOK_SECRET,
             ipAddresses: ipList('conversion-webhook-ip-sans', values['conversion-webhook-ip-sans']),
-            certificates: certificateKeeper(values['conversion-webhook-certificates']),
+            certificates: oneOf('conversion-webhook-certificates', values['conversion-webhook-certificates'], CERTIFICATE_KEEPERS, 'operator'),
           },
         }
       : {}),

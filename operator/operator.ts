@@ -8,7 +8,8 @@ import type { Logger } from 'pino';
 import { Registry } from 'prom-client';
 import { readClusterId } from './bucket/cluster-identity';
 import { kubeWriter } from './bucket/kube-writer';
-import { ownVersion, type OwnApiVersion } from './bucket/own-version';
+import type { ApiVersionName } from './api/version-names';
+import { ownVersion } from './bucket/own-version';
 import { setupBucketControllers } from './bucket/setup';
 import { setupConversionWebhook, type ConversionWebhook, type ConversionWebhookOptions } from './conversion/setup';
 import { ProviderClients } from './provider-client';
@@ -79,7 +80,7 @@ export interface OperatorOptions {
    * The version of its own kinds the operator reads and writes: the CRDs' storage version, so
    * its own work never needs the conversion webhook. @default 'v1'
    */
-  readonly ownApiVersion?: OwnApiVersion;
+  readonly ownApiVersion?: ApiVersionName;
 }
 
 /** A running operator. */

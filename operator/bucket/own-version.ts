@@ -9,20 +9,14 @@
 import * as v1 from '../api/v1';
 import * as v2 from '../api/v2';
 import { convert } from '../api/convert';
-import { API_VERSIONS, type ApiVersionName } from '../api/versions';
+import type { ApiVersionName } from '../api/version-names';
 import type { KubeObject, ResourceKind, Transform } from '../runtime';
 import { PROVIDER_CONFIG, STORAGE_BUCKET } from './kinds';
-
-/** The versions of its own kinds the operator can read and write: every version. */
-export const OWN_API_VERSIONS = API_VERSIONS;
-
-/** One of {@link OWN_API_VERSIONS}. */
-export type OwnApiVersion = ApiVersionName;
 
 /** How the operator's own kinds are read and written on the wire. */
 export interface OwnVersion {
   /** The wire version. */
-  readonly version: OwnApiVersion;
+  readonly version: ApiVersionName;
   /** StorageBucket at the wire version. */
   readonly storageBucket: ResourceKind;
   /** BucketProviderConfig at the wire version. */
@@ -65,7 +59,7 @@ function converted(kind: ResourceKind, obj: KubeObject, apiVersion: string): Kub
 const apiVersionOf = (kind: ResourceKind) => `${kind.group}/${kind.version}`;
 
 /** How to read and write the operator's kinds at `version`. */
-export function ownVersion(version: OwnApiVersion = 'v1'): OwnVersion {
+export function ownVersion(version: ApiVersionName = 'v1'): OwnVersion {
   const storageBucket = atVersion(STORAGE_BUCKET, version);
   const providerConfig = atVersion(PROVIDER_CONFIG, version);
   const wireApiVersion = version === 'v2' ? v2.API_VERSION : v1.API_VERSION;
