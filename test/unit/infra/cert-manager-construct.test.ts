@@ -4,18 +4,9 @@
  * operator is told to only read the Secret and is granted nothing more.
  */
 import { expect } from 'chai';
-import { Chart, Testing } from 'cdk8s';
-import { BucketOperator, type BucketOperatorProps } from '../../../infra/operator';
+import { ofKind, synthOperator as synth, type Manifest as Obj } from '../../support/synth-operator';
 
-type Obj = Record<string, any>; // eslint-disable-line @typescript-eslint/no-explicit-any -- synthesized YAML is untyped; tests index into it freely
-
-function synth(props: BucketOperatorProps): Obj[] {
-  const chart = new Chart(Testing.app(), 'test');
-  new BucketOperator(chart, 'operator', props);
-  return Testing.synth(chart) as Obj[];
-}
-const ofKind = (objs: Obj[], kind: string) => objs.filter((o) => o['kind'] === kind);
-const named = (objs: Obj[], kind: string, name: string) => ofKind(objs, kind).find((o) => o['metadata'].name === name);
+const named = (objs: Obj[], kind: string, name: string) => ofKind(objs, kind, name)[0];
 const NS = 'bucketoperator-system';
 
 describe('BucketOperator with cert-manager keeping the webhook certificates', () => {

@@ -7,18 +7,7 @@
 import { expect } from 'chai';
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { Chart, Testing } from 'cdk8s';
-import { BucketOperator, type BucketOperatorProps } from '../../../infra/operator';
-
-type Obj = Record<string, any>; // eslint-disable-line @typescript-eslint/no-explicit-any -- synthesized YAML is untyped; tests index into it freely
-
-function synth(props: BucketOperatorProps): Obj[] {
-  const chart = new Chart(Testing.app(), 'test');
-  new BucketOperator(chart, 'operator', props);
-  return Testing.synth(chart) as Obj[];
-}
-const find = (objs: Obj[], kind: string, name?: string) =>
-  objs.filter((o) => o['kind'] === kind && (name === undefined || o['metadata'].name === name));
+import { ofKind as find, synthOperator as synth, type Manifest as Obj } from '../../support/synth-operator';
 
 describe('BucketOperator with the conversion webhook', () => {
   const objs = synth({ conversionWebhook: {} });

@@ -5,17 +5,10 @@
  */
 import { expect } from 'chai';
 import { Chart, Testing } from 'cdk8s';
-import { BucketOperator, type BucketOperatorProps } from '../../../infra/operator';
 import { OperatorCrds } from '../../../infra/crds';
+import type { BucketOperatorProps } from '../../../infra/operator';
+import { ofKind, synthOperator as synth, type Manifest as Obj } from '../../support/synth-operator';
 
-type Obj = Record<string, any>; // eslint-disable-line @typescript-eslint/no-explicit-any -- synthesized YAML is untyped; tests index into it freely
-
-function synth(props: BucketOperatorProps): Obj[] {
-  const chart = new Chart(Testing.app(), 'test');
-  new BucketOperator(chart, 'operator', props);
-  return Testing.synth(chart) as Obj[];
-}
-const ofKind = (objs: Obj[], kind: string) => objs.filter((o) => o['kind'] === kind);
 const stored = (objs: Obj[]) =>
   ofKind(objs, 'CustomResourceDefinition').map((c) => [
     c['metadata'].name,
