@@ -36,10 +36,12 @@ import { freePort } from '../support/ports';
 import { freshNamespace } from './setup';
 import type { RestConfig } from '../../operator/runtime/rest-config';
 import {
+  applyV1Only,
   configWithoutSecret,
   conversionTraffic,
   crdName,
   failedRead,
+  SERVER_SIDE_APPLY,
   startConversionStack,
   VERSION_PAIRS,
   WEBHOOK_SECRET,
@@ -124,7 +126,7 @@ describe('conversion webhook on a real control plane', function () {
     // server-side apply need no ignoreDifferences for it.
     for (const [old, next] of PAIRS) {
       const manifest = JSON.stringify(webhookCrd([old, next], url));
-      await kubectlOk(cp, ['apply', '--server-side', '--force-conflicts', '--field-manager=conversion-test', '-f', '-'], manifest);
+      await kubectlOk(cp, [...SERVER_SIDE_APPLY], manifest);
       expect(
         (await getJson<CrdJson>(cp, 'crd', crdName(old), ''))?.spec.conversion?.webhook?.clientConfig?.caBundle,
         'after a server-side apply',
@@ -505,20 +507,10 @@ describe('conversion webhook on a real control plane', function () {
 
   it('rolls back to v1 only: server-side apply is refused while the operator owns the caBundle, and passes once the stanza is removed; objects keep their data', async () => {
     for (const [def] of PAIRS) {
-      const v1Only = JSON.stringify(renderCrd(def, { ...COMMON_LABELS }));
-      const apply = ['apply', '--server-side', '--force-conflicts', '--field-manager=conversion-test', '-f', '-'];
-      const refused = await cp.kubectl(apply, { input: v1Only });
+      const refused = await cp.kubectl([...SERVER_SIDE_APPLY], { input: JSON.stringify(renderCrd(def, { ...COMMON_LABELS })) });
       expect(refused.code, 'the rollback was applied with the caBundle left behind').to.not.equal(0);
       expect(refused.stderr).to.match(/spec\.conversion\.webhookClientConfig: Forbidden/);
-      await kubectlOk(cp, [
-        'patch',
-        'crd',
-        crdName(def),
-        '--type=json',
-        '-p',
-        '[{"op":"replace","path":"/spec/conversion","value":{"strategy":"None"}}]',
-      ]);
-      await kubectlOk(cp, apply, v1Only);
+      await applyV1Only(cp, def);
       const crd = JSON.parse(await kubectlOk(cp, ['get', 'crd', crdName(def), '-o', 'json'])) as {
         spec: { versions: Array<{ name: string }>; conversion?: unknown };
       };

@@ -21,7 +21,16 @@ import * as v2 from '../../operator/api/v2';
 import type { ApiVersionName } from '../../operator/api/versions';
 import type { RunningOperator } from '../../operator/operator';
 import type { ControlPlane } from '../support/control-plane';
-import { configWithoutSecret, crdName, failedRead, startConversionStack, VERSION_PAIRS, type ConversionStack } from '../support/conversion-stack';
+import {
+  applyV1Only,
+  configWithoutSecret,
+  crdName,
+  failedRead,
+  SERVER_SIDE_APPLY,
+  startConversionStack,
+  VERSION_PAIRS,
+  type ConversionStack,
+} from '../support/conversion-stack';
 import { eventually } from '../support/eventually';
 import { apply, getJson, kubectlOk, providerManifests } from '../support/kube';
 import { startProviderProcess, type ProviderProcess } from '../support/provider-process';
@@ -343,7 +352,7 @@ describe('storage migration to v2 and back on a real control plane', function ()
     await operatorOn('v1');
     // With v2 still in storedVersions, the API server refuses to drop v2 from the CRD.
     const [bucketsV1] = VERSION_PAIRS[0];
-    const refused = await cp.kubectl(['apply', '--server-side', '--force-conflicts', '--field-manager=conversion-test', '-f', '-'], {
+    const refused = await cp.kubectl([...SERVER_SIDE_APPLY], {
       input: JSON.stringify(renderCrd(bucketsV1, { ...COMMON_LABELS }, { conversionWebhook: { url: stack.url } })),
     });
     expect(refused.code, 'v2 was dropped while objects may be stored in it').to.not.equal(0);
@@ -360,19 +369,7 @@ describe('storage migration to v2 and back on a real control plane', function ()
     await op?.stop();
     op = undefined;
     for (const [def] of VERSION_PAIRS) {
-      await kubectlOk(cp, [
-        'patch',
-        'crd',
-        crdName(def),
-        '--type=json',
-        '-p',
-        '[{"op":"replace","path":"/spec/conversion","value":{"strategy":"None"}}]',
-      ]);
-      await kubectlOk(
-        cp,
-        ['apply', '--server-side', '--force-conflicts', '--field-manager=conversion-test', '-f', '-'],
-        JSON.stringify(renderCrd(def, { ...COMMON_LABELS })),
-      );
+      await applyV1Only(cp, def);
       const got = (await crd(crdName(def)))!;
       expect(got.spec.versions.map((v) => v.name)).to.deep.equal(['v1']);
     }

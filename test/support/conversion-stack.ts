@@ -94,6 +94,26 @@ export function conversionTraffic(loops: number, read: (i: number) => Promise<un
   };
 }
 
+/** kubectl arguments of a server-side apply of stdin under the tests' field manager (as GitOps tools apply). */
+export const SERVER_SIDE_APPLY = ['apply', '--server-side', '--force-conflicts', '--field-manager=conversion-test', '-f', '-'] as const;
+
+/**
+ * The README's last rollback step for `def`'s CRD: the conversion stanza replaced by
+ * `strategy: None` (the operator's field manager owns the caBundle, so a server-side apply
+ * alone is refused), then the v1-only CRD applied server-side.
+ */
+export async function applyV1Only(cp: ControlPlane, def: v1.ApiDefinition): Promise<void> {
+  await kubectlOk(cp, [
+    'patch',
+    'crd',
+    crdName(def),
+    '--type=json',
+    '-p',
+    '[{"op":"replace","path":"/spec/conversion","value":{"strategy":"None"}}]',
+  ]);
+  await kubectlOk(cp, [...SERVER_SIDE_APPLY], JSON.stringify(renderCrd(def, { ...COMMON_LABELS })));
+}
+
 /** The webhook Secret's name in these tests. */
 export const WEBHOOK_SECRET = 'bucketoperator-webhook-cert';
 
@@ -142,7 +162,7 @@ export async function startConversionStack(name: string, opts: { certificates?: 
     const applyCrds = async (opts: { storage?: ApiVersionName; url?: string } = {}) => {
       for (const pair of VERSION_PAIRS) {
         const crd = webhookCrd(pair, opts.url ?? url, opts.storage);
-        await kubectlOk(cp, ['apply', '--server-side', '--force-conflicts', '--field-manager=conversion-test', '-f', '-'], JSON.stringify(crd));
+        await kubectlOk(cp, [...SERVER_SIDE_APPLY], JSON.stringify(crd));
       }
       await kubectlOk(cp, ['wait', '--for=condition=Established', '--timeout=60s', ...VERSION_PAIRS.map(([d]) => `crd/${crdName(d)}`)]);
     };
