@@ -4,7 +4,7 @@
  * No pass/fail: the figures go into bench/README.md with the machine they came from.
  *
  *   npm run bench -- [--scenarios bulk,backlog,secrets] [--sizes 1000,10000]
- *                    [--backlog-sizes 10000] [--provider-delay-ms 2000] [--steady-seconds 120]
+ *                    [--backlog-sizes 10000] [--provider-delay-ms 2000] [--steady-seconds 120] [--idle-seconds 30]
  *                    [--converge-provider-qps 500] [--workers 8]
  *                    [--unrelated-secrets 10000] [--unrelated-secret-kib 10] [--delete-up-to 2000]
  *                    [--tenants 1000] [--buckets-per-tenant 10] [--tenants-in-flight 10]
@@ -16,8 +16,8 @@
  *
  *                    [--conversion-objects 10000] [--conversion-gets 1000] [--conversion-lists 3]
  *
- * Scenarios: bulk, backlog, secrets (the default set), tenants, noisy, conversion (last: it
- * leaves both CRDs serving v2 through the webhook).
+ * Scenarios: bulk, backlog, secrets (the default set), idle, tenants, noisy, conversion (last:
+ * it leaves both CRDs serving v2 through the webhook).
  *
  * Side by side: with --peer-build (a Go peer built by bench/build-peer.sh, started with its
  * README's flags) or --peer-command (any start command; placeholders {kubeconfig},
@@ -33,7 +33,7 @@ import { execFileSync } from 'node:child_process';
 import { Bench, OURS, type Subject } from './harness';
 import { ratios } from './compare';
 import { parseReadyRule, SEED_GO_TEMPLATE } from './peer';
-import { backlog, bulkCreate, unrelatedSecrets, type Figures, type ScenarioSettings } from './scenarios';
+import { backlog, bulkCreate, idle, unrelatedSecrets, type Figures, type ScenarioSettings } from './scenarios';
 import { noisyNeighbour, tenants } from './tenants';
 import { conversion } from './conversion';
 
@@ -44,6 +44,7 @@ const { values } = parseArgs({
     'backlog-sizes': { type: 'string', default: '10000' },
     'provider-delay-ms': { type: 'string', default: '2000' },
     'steady-seconds': { type: 'string', default: '120' },
+    'idle-seconds': { type: 'string', default: '30' },
     'converge-provider-qps': { type: 'string', default: '500' },
     workers: { type: 'string', default: '8' },
     'unrelated-secrets': { type: 'string', default: '10000' },
@@ -151,6 +152,7 @@ async function main(): Promise<void> {
   );
   if (values['node-options'] !== undefined) bench.nodeOptions = values['node-options'].split(/\s+/).filter(Boolean);
   try {
+    if (scenarios.has('idle')) await each('idle', 0, () => idle(bench, Number(values['idle-seconds']), settings));
     if (scenarios.has('bulk')) for (const n of list(values.sizes)) await each('bulk create', n, () => bulkCreate(bench, n, settings));
     if (scenarios.has('backlog')) for (const n of list(values['backlog-sizes'])) await each('backlog', n, () => backlog(bench, n, settings));
     if (scenarios.has('tenants')) {

@@ -22,3 +22,10 @@ export function rssMiB(pid: number): number {
   const status = readFileSync(`/proc/${pid}/status`, 'utf8');
   return Number(/VmRSS:\s+(\d+) kB/.exec(status)?.[1] ?? 0) / 1024;
 }
+
+/** Resident memory of a process by kind, in MiB: anonymous (heap, stacks), file-backed (the binary and libraries) and shared. */
+export function rssParts(pid: number): { anon: number; file: number; shmem: number } {
+  const status = readFileSync(`/proc/${pid}/status`, 'utf8');
+  const kb = (field: string) => Number(new RegExp(`${field}:\\s+(\\d+) kB`).exec(status)?.[1] ?? 0) / 1024;
+  return { anon: kb('RssAnon'), file: kb('RssFile'), shmem: kb('RssShmem') };
+}

@@ -4,7 +4,7 @@
  */
 import { setTimeout as sleep } from 'node:timers/promises';
 import { Bench, delta, type Reading } from './harness';
-import { cpuSeconds, peakRssMiB, rssMiB } from './metrics';
+import { cpuSeconds, peakRssMiB, rssMiB, rssParts } from './metrics';
 
 /** Figures of one scenario run, printed as a table and stored as JSON. */
 export type Figures = Record<string, number | string>;
@@ -45,6 +45,29 @@ function serverLatency(d: Reading, prefix: string): Figures {
     out[`${prefix}server ms ${k}`] = round((v.sum / v.count) * 1000, 1);
   }
   return out;
+}
+
+/**
+ * Idle: the operator started on a cluster with none of its objects, left alone for `seconds`:
+ * its RSS then, split into anonymous memory (what the process allocated) and file-backed pages
+ * (its binary and libraries), and what it wrote meanwhile besides the Lease.
+ */
+export async function idle(bench: Bench, seconds: number, s: ScenarioSettings): Promise<Figures> {
+  await bench.stopOperator();
+  const op = await bench.startOperator(s.workers, s.convergeProviderQps);
+  const cpu0 = cpuSeconds(op.pid);
+  await sleep(seconds * 1000);
+  const parts = rssParts(op.pid);
+  const figures: Figures = {
+    'idle RSS MiB': round(rssMiB(op.pid), 1),
+    'idle RSS anon MiB': round(parts.anon, 1),
+    'idle RSS file MiB': round(parts.file, 1),
+    'idle peak RSS MiB': round(peakRssMiB(op.pid), 1),
+    'idle CPU %': round(((cpuSeconds(op.pid) - cpu0) / seconds) * 100, 2),
+  };
+  console.log(`idle:`, JSON.stringify(figures));
+  await bench.stopOperator();
+  return figures;
 }
 
 /**

@@ -26,6 +26,12 @@ export interface SynthDistOptions {
 /** File names (without `.yaml`) of dist/; the prefix fixes the apply order. */
 export const CHART_IDS = ['00-crds', '01-namespace', '02-rbac', '03-admission-policy', '04-manager'] as const;
 
+/**
+ * File name (without `.yaml`) of the StorageVersionMigrations, written only when the rendered
+ * operator has them (`conversionWebhook.migrateStorage`); last, since they need the webhook up.
+ */
+export const STORAGE_MIGRATION_ID = '05-storage-migration';
+
 /** File name of the kustomization in dist/. */
 export const KUSTOMIZATION_FILE = 'Kustomization';
 
@@ -41,6 +47,7 @@ export function synthDist(opts: SynthDistOptions): string[] {
     [rbac, operator.rbac],
     [policy, operator.admissionPolicy],
     [manager, operator.manager],
+    [STORAGE_MIGRATION_ID, operator.storageMigration],
   ];
 
   const objectsOf = (c: Construct) => c.node.findAll().filter(ApiObject.isApiObject);

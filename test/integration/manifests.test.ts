@@ -8,7 +8,7 @@ import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { synthDist } from '../../infra/app';
-import { REPO_ROOT } from '../../infra/generate';
+import { DIST_VARIANTS, REPO_ROOT } from '../../infra/generate';
 import { type ControlPlane } from '../support/control-plane';
 import { applyDist } from '../support/dist';
 import { freshNamespace, sharedControlPlane } from './setup';
@@ -55,6 +55,20 @@ describe('dist/ on a real control plane', function () {
       expect(res.code, res.stderr).to.equal(0);
       const changed = res.stdout.split('\n').filter((l) => l.trim() && !l.endsWith(' unchanged'));
       expect(changed, res.stdout).to.deep.equal([]);
+    }
+  });
+
+  it('takes each v2 folder of dist/ over dist/ (server-side dry run), its migrations included', async () => {
+    for (const v of DIST_VARIANTS) {
+      const res = await cp.kubectl(['apply', '--server-side', '--force-conflicts', '--dry-run=server', '-k', join(REPO_ROOT, 'dist', v.dir)]);
+      expect(res.code, `dist/${v.dir}: ${res.stderr}`).to.equal(0);
+      expect(res.stdout, v.dir).to.match(
+        /customresourcedefinition\.apiextensions\.k8s\.io\/storagebuckets\.storage\.avalonhosting\.example serverside-applied/,
+      );
+      if (v.files.length > 5)
+        expect(res.stdout, v.dir).to.match(
+          /storageversionmigration\.storagemigration\.k8s\.io\/storagebuckets\.storage\.avalonhosting\.example-to-v\d serverside-applied/,
+        );
     }
   });
 
