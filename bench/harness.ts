@@ -396,7 +396,7 @@ export class Bench {
     const apiServerLatency: Record<string, { sum: number; count: number }> = {};
     for (const smp of server) {
       const m = /^apiserver_request_duration_seconds_(sum|count)$/.exec(smp.name);
-      if (!m || !['storagebuckets', 'secrets', 'services', 'events', 'leases'].includes(smp.labels['resource'] ?? '')) continue;
+      if (!m) continue;
       const k = `${smp.labels['verb'] ?? ''} ${smp.labels['resource'] ?? ''}`;
       const e = (apiServerLatency[k] ??= { sum: 0, count: 0 });
       if (m[1] === 'sum') e.sum += smp.value;

@@ -10,7 +10,7 @@
  *                    [--tenants 1000] [--buckets-per-tenant 10] [--tenants-in-flight 10]
  *                    [--noisy-buckets 5000] [--quiet-probes 5]
  *                    [--peer-build ../shared/peers/seed-go | --peer-command '<template>']
- *                    [--peer-name seed-go] [--peer-ready phase=Active]
+ *                    [--peer-name seed-go] [--peer-ready phase=Active] [--peer-first]
  *                    [--apiserver-profile-dir DIR] [--apiserver-profile-seconds 10]
  *                    [--profile-dir DIR] [--node-options '<V8 flags for ours>'] [--ours-flag name=value ...]
  *
@@ -67,6 +67,7 @@ const { values } = parseArgs({
     'peer-command': { type: 'string' },
     'peer-name': { type: 'string', default: 'peer' },
     'peer-ready': { type: 'string', default: 'phase=Active' },
+    'peer-first': { type: 'boolean', default: false },
   },
 });
 const list = (s: string) =>
@@ -122,7 +123,9 @@ async function main(): Promise<void> {
   const rows: Row[] = [];
   const peer = peerSubject();
   // Ours first, then the peer, for each scenario and size: the two see the same cluster state.
-  const subjects: Subject[] = peer ? [OURS, peer] : [OURS];
+  // --peer-first swaps them, to tell an effect of the order (what the first run leaves the
+  // control plane to do) from one of the operator.
+  const subjects: Subject[] = peer ? (values['peer-first'] ? [peer, OURS] : [OURS, peer]) : [OURS];
   const each = async (scenario: string, n: number, run: () => Promise<Figures>) => {
     for (const subject of subjects) {
       bench.subject = subject;
