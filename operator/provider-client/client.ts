@@ -152,6 +152,11 @@ export interface ProviderClient {
   deleteBucket(id: string, signal?: AbortSignal): Promise<boolean>;
 }
 
+/** Errors of a request sent on a kept-alive socket the server had already closed. */
+const STALE_SOCKET_CODES = new Set(['ECONNRESET', 'EPIPE']);
+/** Attempts of one call while each fails on a stale kept-alive socket (each stale socket is dropped). */
+const MAX_STALE_SOCKET_ATTEMPTS = 3;
+
 /** Factory and shared state of provider clients. */
 export class ProviderClients {
   private readonly accounts = new Map<string, AccountState>();
@@ -404,6 +409,7 @@ export class ProviderClients {
     body: unknown,
     extra: Record<string, string> | undefined,
     signal: AbortSignal | undefined,
+    attempt = 1,
   ): Promise<{ status: number; text: string; retryAfter: string | undefined }> {
     const payload = body === undefined ? undefined : JSON.stringify(body);
     const isHttps = url.protocol === 'https:';
@@ -428,7 +434,17 @@ export class ProviderClients {
         },
       );
       req.on('timeout', () => req.destroy(Object.assign(new Error('provider request timed out'), { code: 'ETIMEDOUT' })));
-      req.on('error', reject);
+      req.on('error', (err: NodeJS.ErrnoException) => {
+        // A kept-alive socket the provider closed as this request went out (its idle timeout):
+        // the request goes again on another socket, as Node's documentation advises. Should the
+        // first one have reached the provider after all, repeating it is still safe: creates
+        // carry their idempotency key, and every other call is idempotent.
+        if (req.reusedSocket && STALE_SOCKET_CODES.has(err.code ?? '') && attempt < MAX_STALE_SOCKET_ATTEMPTS && !signal?.aborted) {
+          resolve(this.send(url, method, apiKey, body, extra, signal, attempt + 1));
+          return;
+        }
+        reject(err);
+      });
       req.end(payload);
     });
   }
