@@ -4,7 +4,7 @@ import { Construct } from 'constructs';
 import { ALL_DEFINITIONS, type ApiDefinition } from '../operator/api/v1';
 import * as v2 from '../operator/api/v2';
 import { combineVersions, withStorageVersion } from '../operator/api/versions';
-import { API_VERSIONS, type ApiVersionName } from '../operator/api/version-names';
+import { apiVersionProblem, type ApiVersionName } from '../operator/api/version-names';
 import { renderCrd, type ConversionClientConfig } from './crd';
 import { COMMON_LABELS } from './labels';
 
@@ -50,9 +50,8 @@ export class OperatorCrds extends Construct {
     if (defs.length === 0) throw new Error('OperatorCrds: props.definitions must name at least one kind');
     const webhook = props.conversionWebhook;
     const storage = props.storageVersion ?? 'v1';
-    if (!API_VERSIONS.includes(storage)) {
-      throw new Error(`OperatorCrds: props.storageVersion must be one of ${API_VERSIONS.join(', ')}, got '${String(storage)}'`);
-    }
+    const badStorage = apiVersionProblem('props.storageVersion', storage);
+    if (badStorage) throw new Error(`OperatorCrds: ${badStorage}`);
     if (storage === 'v2' && !webhook) throw new Error("OperatorCrds: props.storageVersion 'v2' needs props.conversionWebhook (v1 is served too)");
     this.crds = defs.map((def) => {
       const crd = webhook

@@ -5,7 +5,7 @@
  * automount off, 1 CPU requests) do not fit an operator.
  */
 import type { CertificateKeeperKind } from '../operator/conversion/rbac';
-import { API_VERSIONS, type ApiVersionName } from '../operator/api/version-names';
+import { apiVersionProblem, type ApiVersionName } from '../operator/api/version-names';
 import type { Duration } from 'cdk8s';
 import { Construct } from 'constructs';
 import { k8s } from 'cdk8s-plus-28';
@@ -182,9 +182,8 @@ export class OperatorManager extends Construct {
     const maxConcurrent = props.maxConcurrentReconciles ?? 8;
     const webhook = props.conversionWebhook;
     const apiVersion = props.apiVersion ?? 'v1';
-    if (!API_VERSIONS.includes(apiVersion)) {
-      throw new Error(`OperatorManager: props.apiVersion must be one of ${API_VERSIONS.join(', ')}, got '${String(apiVersion)}'`);
-    }
+    const badApiVersion = apiVersionProblem('props.apiVersion', apiVersion);
+    if (badApiVersion) throw new Error(`OperatorManager: ${badApiVersion}`);
     if (
       webhook &&
       (!Number.isInteger(webhook.port) || webhook.port < 1 || webhook.port > 65535 || [metricsPort, healthPort].includes(webhook.port))

@@ -3,7 +3,7 @@
  * app adds to any chart. dist/ is this construct's default rendering (see app.ts), so the YAML
  * a GitOps user applies and the construct a cdk8s user adds cannot drift apart.
  */
-import { API_VERSIONS, type ApiVersionName } from '../operator/api/version-names';
+import { apiVersionProblem, type ApiVersionName } from '../operator/api/version-names';
 import { OperatorStorageMigration } from './storage-migration';
 import { WebhookCertificates, type CertManagerIssuerRef } from './cert-manager';
 import { ApiObject, JsonPatch, type Duration } from 'cdk8s';
@@ -376,9 +376,9 @@ function validate(props: BucketOperatorProps): void {
         `props.conversionWebhook.certManager.issuerRef must name an Issuer or ClusterIssuer (or give the group of another kind), got ${JSON.stringify(issuer)}`,
       );
     }
-    if (webhook.storageVersion !== undefined && !API_VERSIONS.includes(webhook.storageVersion)) {
-      fail(`props.conversionWebhook.storageVersion must be one of ${API_VERSIONS.join(', ')}, got '${String(webhook.storageVersion)}'`);
-    }
+    const badStorage =
+      webhook.storageVersion === undefined ? undefined : apiVersionProblem('props.conversionWebhook.storageVersion', webhook.storageVersion);
+    if (badStorage) fail(badStorage);
   }
   if (replicas > 1 && props.leaderElection === false) {
     fail(`props.replicas is ${replicas}, which needs props.leaderElection: without it every replica would reconcile`);

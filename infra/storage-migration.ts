@@ -9,7 +9,7 @@ import { ApiObject } from 'cdk8s';
 import { Construct } from 'constructs';
 import { ALL_DEFINITIONS } from '../operator/api/v1';
 import type { ApiDefinition } from '../operator/api/v1/schema-helpers';
-import { API_VERSIONS, type ApiVersionName } from '../operator/api/version-names';
+import { apiVersionProblem, type ApiVersionName } from '../operator/api/version-names';
 import { COMMON_LABELS } from './labels';
 
 /** Properties of {@link OperatorStorageMigration}. */
@@ -39,9 +39,8 @@ export class OperatorStorageMigration extends Construct {
 
   constructor(scope: Construct, id: string, props: OperatorStorageMigrationProps) {
     super(scope, id);
-    if (!API_VERSIONS.includes(props.version)) {
-      throw new Error(`OperatorStorageMigration: props.version must be one of ${API_VERSIONS.join(', ')}, got '${String(props.version)}'`);
-    }
+    const badVersion = apiVersionProblem('props.version', props.version);
+    if (badVersion) throw new Error(`OperatorStorageMigration: ${badVersion}`);
     const defs = props.definitions ?? ALL_DEFINITIONS;
     this.migrations = defs.map(
       (def) =>

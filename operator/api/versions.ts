@@ -4,8 +4,6 @@
  */
 import type { ApiDefinition } from './v1/schema-helpers';
 
-export { API_VERSIONS, type ApiVersionName } from './version-names';
-
 /**
  * The definition of a kind serving every version of `defs`, in their order. `cdk8s import`
  * names the first version's classes without a suffix, so keeping v1 first keeps the generated

@@ -18,7 +18,7 @@ import { COMMON_LABELS } from '../../infra/labels';
 import { OperatorStorageMigration } from '../../infra/storage-migration';
 import * as v1 from '../../operator/api/v1';
 import * as v2 from '../../operator/api/v2';
-import type { ApiVersionName } from '../../operator/api/versions';
+import type { ApiVersionName } from '../../operator/api/version-names';
 import type { RunningOperator } from '../../operator/operator';
 import type { ControlPlane } from '../support/control-plane';
 import {
