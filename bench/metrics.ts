@@ -10,22 +10,29 @@ export function cpuSeconds(pid: number): number {
   return ticks / 100;
 }
 
+/** The named `kB` fields of `/proc/<pid>/status` in one read, in MiB (0 for a field not there). */
+function statusMiB<F extends string>(pid: number, fields: readonly F[]): Record<F, number> {
+  const status = readFileSync(`/proc/${pid}/status`, 'utf8');
+  const out = {} as Record<F, number>;
+  for (const f of fields) out[f] = Number(new RegExp(`^${f}:\\s+(\\d+) kB`, 'm').exec(status)?.[1] ?? 0) / 1024;
+  return out;
+}
+
 /** Peak resident set size of a process, in MiB. */
 export function peakRssMiB(pid: number): number {
-  const status = readFileSync(`/proc/${pid}/status`, 'utf8');
-  const kb = Number(/VmHWM:\s+(\d+) kB/.exec(status)?.[1] ?? 0);
-  return kb / 1024;
+  return statusMiB(pid, ['VmHWM']).VmHWM;
 }
 
 /** Current resident set size of a process, in MiB. */
 export function rssMiB(pid: number): number {
-  const status = readFileSync(`/proc/${pid}/status`, 'utf8');
-  return Number(/VmRSS:\s+(\d+) kB/.exec(status)?.[1] ?? 0) / 1024;
+  return statusMiB(pid, ['VmRSS']).VmRSS;
 }
 
-/** Resident memory of a process by kind, in MiB: anonymous (heap, stacks), file-backed (the binary and libraries) and shared. */
-export function rssParts(pid: number): { anon: number; file: number; shmem: number } {
-  const status = readFileSync(`/proc/${pid}/status`, 'utf8');
-  const kb = (field: string) => Number(new RegExp(`${field}:\\s+(\\d+) kB`).exec(status)?.[1] ?? 0) / 1024;
-  return { anon: kb('RssAnon'), file: kb('RssFile'), shmem: kb('RssShmem') };
+/**
+ * Resident memory of a process in MiB, read at one moment: the whole, the peak, and the whole
+ * by kind: anonymous (heap, stacks), file-backed (the binary and libraries) and shared.
+ */
+export function rssParts(pid: number): { rss: number; peak: number; anon: number; file: number; shmem: number } {
+  const s = statusMiB(pid, ['VmRSS', 'VmHWM', 'RssAnon', 'RssFile', 'RssShmem']);
+  return { rss: s.VmRSS, peak: s.VmHWM, anon: s.RssAnon, file: s.RssFile, shmem: s.RssShmem };
 }

@@ -52,7 +52,7 @@ function serverLatency(d: Reading, prefix: string): Figures {
 /**
  * Idle: the operator started on a cluster with none of its objects, left alone for `seconds`:
  * its RSS then, split into anonymous memory (what the process allocated) and file-backed pages
- * (its binary and libraries), and what it wrote meanwhile besides the Lease.
+ * (its binary and libraries), its peak, and its CPU meanwhile.
  */
 export async function idle(bench: Bench, seconds: number, s: ScenarioSettings): Promise<Figures> {
   await bench.stopOperator();
@@ -61,10 +61,10 @@ export async function idle(bench: Bench, seconds: number, s: ScenarioSettings): 
   await sleep(seconds * 1000);
   const parts = rssParts(op.pid);
   const figures: Figures = {
-    'idle RSS MiB': round(rssMiB(op.pid), 1),
+    'idle RSS MiB': round(parts.rss, 1),
     'idle RSS anon MiB': round(parts.anon, 1),
     'idle RSS file MiB': round(parts.file, 1),
-    'idle peak RSS MiB': round(peakRssMiB(op.pid), 1),
+    'idle peak RSS MiB': round(parts.peak, 1),
     'idle CPU %': round(((cpuSeconds(op.pid) - cpu0) / seconds) * 100, 2),
   };
   console.log(`idle:`, JSON.stringify(figures));
