@@ -475,7 +475,7 @@ describe('conversion webhook on a real control plane', function () {
       const follower = replicas.findIndex((_, i) => i !== leader);
       await replicas[follower]!.stop();
       await replicas[leader]!.stop();
-      const survivor = replicas[3 - leader - follower]!;
+      const survivor = replicas.find((_, i) => i !== leader && i !== follower)!;
       await eventually(
         async () => {
           const cas = await secretCas();
