@@ -62,6 +62,8 @@ export interface Reading {
 
 const NAMESPACE: ResourceKind = { group: '', version: 'v1', kind: 'Namespace', plural: 'namespaces', namespaced: false };
 
+/** The annotation that carries {@link Bench.peerPadBytes}. */
+const PAD_ANNOTATION = 'bench.storage.avalonhosting.example/pad';
 const VERBS = ['GET', 'LIST', 'WATCH', 'POST', 'PUT', 'PATCH', 'DELETE'] as const;
 
 /** The running world of one benchmark run. */
@@ -88,6 +90,12 @@ export class Bench {
   apiServerProfileDir?: string;
   /** Length of each kube-apiserver CPU profile. */
   apiServerProfileSeconds = 10;
+  /**
+   * Bytes of padding the harness's creates add to each peer bucket (an annotation), so both
+   * operators' objects can be made the same size: an experiment that tells a cost of the
+   * object's bytes at kube-apiserver from one of the operator. 0: none.
+   */
+  peerPadBytes = 0;
 
   private constructor(
     readonly cp: ControlPlane,
@@ -291,8 +299,9 @@ export class Bench {
 
   /** Creates `n` buckets with 20 requests in flight, as `kubectl apply` of many files would. */
   async createBuckets(ns: string, n: number): Promise<void> {
+    const pad = this.subject !== OURS && this.peerPadBytes > 0 ? { [PAD_ANNOTATION]: 'x'.repeat(this.peerPadBytes) } : undefined;
     await inFlight(n, 20, async (i) => {
-      await this.admin.create(STORAGE_BUCKET, bucketManifest(ns, `b${String(i).padStart(5, '0')}`, { sizeGB: 10 }) as unknown as StorageBucket);
+      await this.admin.create(STORAGE_BUCKET, bucketManifest(ns, `b${String(i).padStart(5, '0')}`, { sizeGB: 10 }, pad) as unknown as StorageBucket);
     });
   }
 

@@ -10,7 +10,7 @@
  *                    [--tenants 1000] [--buckets-per-tenant 10] [--tenants-in-flight 10]
  *                    [--noisy-buckets 5000] [--quiet-probes 5]
  *                    [--peer-build ../shared/peers/seed-go | --peer-command '<template>']
- *                    [--peer-name seed-go] [--peer-ready phase=Active] [--peer-first]
+ *                    [--peer-name seed-go] [--peer-ready phase=Active] [--peer-first] [--peer-pad-bytes 0]
  *                    [--apiserver-profile-dir DIR] [--apiserver-profile-seconds 10]
  *                    [--profile-dir DIR] [--node-options '<V8 flags for ours>'] [--ours-flag name=value ...]
  *
@@ -68,6 +68,7 @@ const { values } = parseArgs({
     'peer-name': { type: 'string', default: 'peer' },
     'peer-ready': { type: 'string', default: 'phase=Active' },
     'peer-first': { type: 'boolean', default: false },
+    'peer-pad-bytes': { type: 'string', default: '0' },
   },
 });
 const list = (s: string) =>
@@ -146,6 +147,7 @@ async function main(): Promise<void> {
   if (values['profile-dir'] !== undefined) bench.profileDir = values['profile-dir'];
   if (values['apiserver-profile-dir'] !== undefined) bench.apiServerProfileDir = values['apiserver-profile-dir'];
   bench.apiServerProfileSeconds = Number(values['apiserver-profile-seconds']);
+  bench.peerPadBytes = Number(values['peer-pad-bytes']);
   // Experiments with V8 flags before they go into the Deployment; the figures say which ran.
   bench.oursFlags = Object.fromEntries(
     (values['ours-flag'] ?? []).map((f) => {

@@ -158,7 +158,7 @@ export type Step =
   | { readonly type: 'removeFinalizer'; readonly why: 'orphan' | 'gone' | 'notOurs' }
   /** The provider is still applying a create or a change: poll. */
   | { readonly type: 'wait'; readonly phase: 'Provisioning' | 'Resizing' }
-  /** Active and matching. `announce`: it was not Ready before (an Event says so). */
+  /** Active and matching. `announce`: it was not Ready before (logged; the Ready condition's transition says when). */
   | { readonly type: 'ready'; readonly announce: boolean; readonly adopting: boolean }
   /**
    * Observe policy: report what the provider has (`found` false: the named bucket does not

@@ -353,11 +353,18 @@ export class BucketReconciler implements Reconciler {
         // bucket is ready, nor a status conflict delay its Secret.
         await settled(report({ external }), external ? this.owned.ensure(bucket, mustConnect(conn).endpoint, external) : undefined);
         if (step.type !== 'wait' && step.announce) {
-          const note =
-            step.type === 'mirror'
-              ? `observing provider bucket ${external?.id ?? ''} (managementPolicy Observe)`
-              : `provider bucket ${external?.id ?? ''} is ready`;
-          this.d.events.event(bucket, 'Normal', EventReason.BucketReady, 'Observe', note);
+          // A bucket this operator made becomes Ready with no Event: CreatedBucket (or
+          // AdoptedBucket) already named it, and the Ready condition's transition time says when,
+          // so an Event would be one more API write per bucket that tells nothing new (Crossplane
+          // records none either). A bucket only observed had no such Event, so it gets one.
+          if (step.type === 'mirror')
+            this.d.events.event(
+              bucket,
+              'Normal',
+              EventReason.BucketReady,
+              'Observe',
+              `observing provider bucket ${external?.id ?? ''} (managementPolicy Observe)`,
+            );
           log.info({ msg: 'bucket ready' });
         }
         if (step.type === 'wait') return this.poll();
