@@ -3,6 +3,11 @@
  * --cpu-prof, as `npm run bench -- --profile-dir DIR` writes for ours) spent its time: self time
  * by function and by file or package, and total (inclusive) time of the operator's own
  * functions. Figures for bench/README.md, read without DevTools.
+ *
+ * `--from-us A --to-us B` keeps only the samples taken in that window of the monotonic clock
+ * (CLOCK_MONOTONIC in microseconds, the clock of V8's profile timestamps and of Node's
+ * `process.hrtime`): the bench prints each delete phase's window that way
+ * (`delete window monotonic us`), so one phase of a whole-run profile can be read alone.
  */
 import { readFileSync } from 'node:fs';
 import { parseArgs } from 'node:util';
@@ -31,16 +36,26 @@ export function owner(url: string): string {
 }
 
 function main(): void {
-  const { values, positionals } = parseArgs({ allowPositionals: true, options: { top: { type: 'string', default: '25' } } });
+  const { values, positionals } = parseArgs({
+    allowPositionals: true,
+    options: { top: { type: 'string', default: '25' }, 'from-us': { type: 'string' }, 'to-us': { type: 'string' } },
+  });
   const file = positionals[0];
-  if (!file) throw new Error('usage: tsx bench/cpuprofile.ts FILE.cpuprofile [--top N]');
+  if (!file) throw new Error('usage: tsx bench/cpuprofile.ts FILE.cpuprofile [--top N] [--from-us A --to-us B]');
   const top = Number(values.top);
   const p = JSON.parse(readFileSync(file, 'utf8')) as Profile;
   const byId = new Map(p.nodes.map((n) => [n.id, n]));
   const parent = new Map<number, number>();
   for (const n of p.nodes) for (const c of n.children ?? []) parent.set(c, n.id);
+  const from = values['from-us'] === undefined ? -Infinity : Number(values['from-us']);
+  const to = values['to-us'] === undefined ? Infinity : Number(values['to-us']);
   const self = new Map<number, number>();
-  p.samples.forEach((id, i) => self.set(id, (self.get(id) ?? 0) + (p.timeDeltas[i] ?? 0)));
+  let at = p.startTime;
+  p.samples.forEach((id, i) => {
+    const delta = p.timeDeltas[i] ?? 0;
+    at += delta;
+    if (at >= from && at <= to) self.set(id, (self.get(id) ?? 0) + delta);
+  });
   const total = [...self.values()].reduce((a, b) => a + b, 0);
   const fn = new Map<string, number>();
   const pkg = new Map<string, number>();
@@ -68,7 +83,8 @@ function main(): void {
     for (const [k, us] of [...m].sort((a, b) => b[1] - a[1]).slice(0, top))
       console.log(`  ${(us / 1e6).toFixed(2).padStart(8)} s ${((us / total) * 100).toFixed(1).padStart(5)}%  ${k}`);
   };
-  console.log(`${file}: ${(total / 1e6).toFixed(1)} s sampled over ${((p.endTime - p.startTime) / 1e6).toFixed(1)} s`);
+  const span = (Math.min(to, p.endTime) - Math.max(from, p.startTime)) / 1e6;
+  console.log(`${file}: ${(total / 1e6).toFixed(1)} s sampled over ${span.toFixed(1)} s`);
   print('self time by package or file', pkg);
   print('self time by function', fn);
   print("inclusive time of the operator's functions", inclusive);

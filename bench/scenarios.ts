@@ -206,7 +206,9 @@ async function deleteAll(bench: Bench, ns: string, n: number): Promise<Figures> 
   const pid = bench.operator?.pid;
   const cpu0 = pid ? cpuSeconds(pid) : 0;
   const profile = bench.apiServerProfile(`${bench.subject.name}-${ns}-delete`, bench.apiServerProfileSeconds);
+  const w0 = process.hrtime.bigint() / 1000n;
   const ms = await bench.deleteAll(ns, 60 * 60_000);
+  const w1 = process.hrtime.bigint() / 1000n;
   const d1 = await bench.read();
   const cpu = pid ? cpuSeconds(pid) - cpu0 : 0;
   await profile;
@@ -215,6 +217,8 @@ async function deleteAll(bench: Bench, ns: string, n: number): Promise<Figures> 
     // The operator's CPU in the phase: on a machine the API server saturates, what the operator
     // takes is taken from the server.
     'delete CPU s': round(cpu, 1),
+    // The phase on the monotonic clock of V8's profiles: `bench/cpuprofile.ts --from-us --to-us`.
+    'delete window monotonic us': `${w0}-${w1}`,
     ...perBucket(delta(d0, d1), n, 'delete '),
     ...serverRequests(delta(d0, d1), n, 'delete '),
     'left at provider': await bench.leftAtProvider(),
