@@ -62,22 +62,6 @@ export interface Reading {
 
 const NAMESPACE: ResourceKind = { group: '', version: 'v1', kind: 'Namespace', plural: 'namespaces', namespaced: false };
 
-/** Where ours holds its leader-election Lease. */
-const OURS_NAMESPACE = 'bucketoperator-system';
-
-/** The fields of a coordination.k8s.io/v1 Lease spec that tell whether it is held. */
-interface LeaseSpec {
-  readonly holderIdentity?: string;
-  readonly renewTime?: string;
-  readonly leaseDurationSeconds?: number;
-}
-
-/** True while `spec` has a holder whose last renewal has not yet expired at `now`. */
-function leaseHeld(spec: LeaseSpec | undefined, now: number): boolean {
-  if (!spec?.holderIdentity || !spec.renewTime) return false;
-  return Date.parse(spec.renewTime) + (spec.leaseDurationSeconds ?? 15) * 1000 > now;
-}
-
 /** The annotation that carries {@link Bench.peerPadBytes}. */
 const PAD_ANNOTATION = 'bench.storage.avalonhosting.example/pad';
 const VERBS = ['GET', 'LIST', 'WATCH', 'POST', 'PUT', 'PATCH', 'DELETE'] as const;
@@ -312,29 +296,34 @@ export class Bench {
     if (!this.operator) return;
     await this.operator.kill('SIGTERM');
     this.operator = undefined;
-    await this.waitLeasesFree();
+    await this.releasePeerLeases();
   }
 
   /**
-   * Waits until no leader-election Lease of either operator is held. Ours releases its Lease
-   * when stopped; controller-runtime does not unless told to (LeaderElectionReleaseOnCancel),
-   * so the peer's next process waited out its predecessor's Lease (15 s) inside the measured
-   * phase: 16 to 18 s of every peer start after the first, which earlier figures counted
-   * against the peer. Now that wait happens here, outside any measurement.
+   * Releases the peer's leader-election Lease once its process has exited, as ours does itself
+   * on SIGTERM. controller-runtime keeps the Lease unless told to release it
+   * (LeaderElectionReleaseOnCancel), and client-go's leader election makes a new candidate wait
+   * a whole lease duration from when it first sees a held Lease, however old its last renewal:
+   * every peer start after the first waited 16 to 18 s inside the measured phase, which earlier
+   * figures counted against the peer. Only one operator runs at a time, so no holder is alive.
    */
-  private async waitLeasesFree(): Promise<void> {
-    await eventually(
-      async () => {
-        for (const ns of [PEER_NAMESPACE, OURS_NAMESPACE]) {
-          const res = await this.cp.kubectl(['get', 'leases', '-n', ns, '-o', 'json']);
-          if (res.code !== 0) throw new Error(`list leases in ${ns}: ${res.stderr}`);
-          const leases = (JSON.parse(res.stdout) as { items: { spec?: LeaseSpec }[] }).items;
-          if (leases.some((l) => leaseHeld(l.spec, Date.now()))) return false;
-        }
-        return true;
-      },
-      { description: "the operators' Leases to be free", timeoutMs: 120_000, intervalMs: 500 },
-    );
+  private async releasePeerLeases(): Promise<void> {
+    const res = await this.cp.kubectl(['get', 'leases', '-n', PEER_NAMESPACE, '-o', 'json']);
+    if (res.code !== 0) throw new Error(`list leases in ${PEER_NAMESPACE}: ${res.stderr}`);
+    const leases = (JSON.parse(res.stdout) as { items: { metadata: { name: string }; spec?: { holderIdentity?: string } }[] }).items;
+    for (const l of leases.filter((x) => x.spec?.holderIdentity)) {
+      const patch = await this.cp.kubectl([
+        'patch',
+        'lease',
+        '-n',
+        PEER_NAMESPACE,
+        l.metadata.name,
+        '--type=merge',
+        '-p',
+        '{"spec":{"holderIdentity":""}}',
+      ]);
+      if (patch.code !== 0) throw new Error(`release lease ${l.metadata.name}: ${patch.stderr}`);
+    }
   }
 
   /** Creates `n` buckets with 20 requests in flight, as `kubectl apply` of many files would. */
