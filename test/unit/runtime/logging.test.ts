@@ -1,4 +1,6 @@
 import { expect } from 'chai';
+import { spawnSync } from 'node:child_process';
+import { join, resolve } from 'node:path';
 import { captureLogger } from './fakes';
 
 describe('logging', () => {
@@ -27,4 +29,30 @@ describe('logging', () => {
     logger.child({ controller: 'c', reconcileID: 'r' }).debug('x');
     expect(lines[0]).to.include({ controller: 'c', reconcileID: 'r', level: 20 });
   });
+});
+
+describe('logging to stdout', () => {
+  const REPO = resolve(__dirname, '..', '..', '..');
+  // The default destination writes asynchronously; what the operator logged just before it
+  // exits (a fatal error, the last lines of a shutdown) must still reach its output.
+  const run = (exit: 'process.exit' | 'throw') => {
+    const script = [
+      `const { createLogger } = require(${JSON.stringify(join(REPO, 'operator/runtime/logging.ts'))});`,
+      `const logger = createLogger();`,
+      `for (let i = 0; i < 20000; i++) logger.info({ i }, 'line');`,
+      exit === 'process.exit' ? `process.exit(3);` : `throw new Error('boom');`,
+    ].join('\n');
+    return spawnSync(process.execPath, ['--import', 'tsx', '-e', script], { cwd: REPO, encoding: 'utf8', maxBuffer: 64 * 1024 * 1024 });
+  };
+
+  for (const exit of ['process.exit', 'throw'] as const) {
+    it(`loses no line logged right before ${exit === 'throw' ? 'an uncaught error' : 'process.exit'}`, function () {
+      this.timeout(30_000);
+      const res = run(exit);
+      expect(res.status).to.equal(exit === 'throw' ? 1 : 3);
+      const lines = res.stdout.split('\n').filter(Boolean);
+      expect(lines).to.have.length(20000);
+      expect((JSON.parse(lines[19999] ?? '{}') as { i?: number }).i).to.equal(19999);
+    });
+  }
 });
