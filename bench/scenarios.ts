@@ -200,7 +200,10 @@ function serverRequests(d: Reading, n: number, prefix: string): Figures {
   return out;
 }
 
-/** Delete all (one DeleteCollection): time until none is left, and what it cost. */
+/**
+ * Delete all (one DELETE per bucket, 20 in flight; see `Bench.deleteAll`): time until none is
+ * left, and what it cost; then the namespace is cleared, outside the measurement.
+ */
 async function deleteAll(bench: Bench, ns: string, n: number): Promise<Figures> {
   const d0 = await bench.read();
   const pid = bench.operator?.pid;

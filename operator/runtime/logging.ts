@@ -44,10 +44,11 @@ export const STDOUT_BUFFER_BYTES = 8 * 1024 * 1024;
 /**
  * Stdout, written asynchronously: lines logged while a write is in flight go out together in the
  * next one. pino's default writes each line with its own synchronous write(2): measured at 3,000
- * buckets (bench/README.md) that was 14 % of the operator's CPU while deleting and 8 % overall.
+ * buckets (bench/README.md) that was 14 % of the main thread's busy time while deleting and 8 %
+ * over a whole run.
  * Nothing waits: a line is written as soon as the previous write returns, and pino flushes
- * what is left when the process exits (process.exit included); only a SIGKILL can lose the
- * lines of the one write in flight.
+ * what is left when the process exits (process.exit included); only a SIGKILL can lose lines:
+ * those not yet written (the write in flight and any logged behind it).
  */
 export function stdoutDestination(): DestinationStream {
   return pino.destination({ dest: 1, sync: false, maxLength: STDOUT_BUFFER_BYTES });
