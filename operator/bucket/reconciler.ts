@@ -326,7 +326,10 @@ export class BucketReconciler implements Reconciler {
         if (step.why === 'notOurs') log.warn({ msg: 'released finalizer without deleting the provider bucket: another StorageBucket owns it' });
         await this.d.writer.removeFinalizer(STORAGE_BUCKET, bucket, BUCKET_FINALIZER);
         this.released.add(bucket.metadata.uid);
-        log.info({ msg: 'released finalizer', why: step.why });
+        // 'gone' follows the 'deleted provider bucket' line (or a bucket that never existed):
+        // a second line per delete would only repeat it, at the logging cost of a mass delete.
+        if (step.why === 'gone') log.debug({ msg: 'released finalizer', why: step.why });
+        else log.info({ msg: 'released finalizer', why: step.why });
         return done();
 
       case 'upToDate': {

@@ -1,5 +1,5 @@
 import { expect } from 'chai';
-import { spawnSync } from 'node:child_process';
+import { spawn, spawnSync } from 'node:child_process';
 import { join, resolve } from 'node:path';
 import { captureLogger } from './fakes';
 
@@ -55,4 +55,31 @@ describe('logging to stdout', () => {
       expect((JSON.parse(lines[19999] ?? '{}') as { i?: number }).i).to.equal(19999);
     });
   }
+
+  // Lines are written in batches; a line logged by an operator that then goes quiet must still
+  // reach its output while it runs, not only when it exits.
+  it('writes a lone line while the process keeps running', async function () {
+    this.timeout(30_000);
+    const script = [
+      `const { createLogger } = require(${JSON.stringify(join(REPO, 'operator/runtime/logging.ts'))});`,
+      `createLogger().info('lone line');`,
+      `setInterval(() => {}, 60_000);`,
+    ].join('\n');
+    const child = spawn(process.execPath, ['--import', 'tsx', '-e', script], { cwd: REPO, stdio: ['ignore', 'pipe', 'inherit'] });
+    try {
+      const seen = await new Promise<string>((resolveLine, reject) => {
+        let out = '';
+        child.stdout.setEncoding('utf8');
+        child.stdout.on('data', (chunk: string) => {
+          out += chunk;
+          if (out.includes('\n')) resolveLine(out);
+        });
+        child.on('exit', (code) => reject(new Error(`exited with ${String(code)} before writing: ${out}`)));
+        setTimeout(() => reject(new Error('no line within 20 s')), 20_000).unref();
+      });
+      expect(JSON.parse(seen.split('\n')[0] ?? '{}')).to.include({ msg: 'lone line' });
+    } finally {
+      child.kill('SIGKILL');
+    }
+  });
 });
