@@ -13,6 +13,7 @@
  *                    [--peer-name seed-go] [--peer-ready phase=Active] [--peer-first] [--peer-pad-bytes 0]
  *                    [--apiserver-profile-dir DIR] [--apiserver-profile-seconds 10]
  *                    [--profile-dir DIR] [--node-options '<V8 flags for ours>'] [--ours-flag name=value ...]
+ *                    [--idle-resident]
  *
  *                    [--conversion-objects 10000] [--conversion-gets 1000] [--conversion-lists 3]
  *
@@ -60,6 +61,7 @@ const { values } = parseArgs({
     'conversion-lists': { type: 'string', default: '3' },
     'peer-build': { type: 'string' },
     'profile-dir': { type: 'string' },
+    'idle-resident': { type: 'boolean', default: false },
     'apiserver-profile-dir': { type: 'string' },
     'apiserver-profile-seconds': { type: 'string', default: '10' },
     'node-options': { type: 'string' },
@@ -85,6 +87,7 @@ const settings: ScenarioSettings = {
   convergeProviderQps: Number(values['converge-provider-qps']),
   steadySeconds: Number(values['steady-seconds']),
   deleteUpTo: Number(values['delete-up-to']),
+  idleResident: values['idle-resident'],
 };
 
 interface Row {

@@ -5,6 +5,7 @@
 import { setTimeout as sleep } from 'node:timers/promises';
 import { Bench, delta, type Reading } from './harness';
 import { cpuSeconds, peakRssMiB, rssMiB, rssParts } from './metrics';
+import { residentReport } from './resident';
 
 /** Figures of one scenario run, printed as a table and stored as JSON. */
 export type Figures = Record<string, number | string>;
@@ -19,6 +20,8 @@ export interface ScenarioSettings {
   readonly steadySeconds: number;
   /** Largest N whose deletion is measured (larger ones are left for the next scenario to share the cluster with). */
   readonly deleteUpTo: number;
+  /** Idle: also print which pages of ours' executable are resident (bench/resident.ts). */
+  readonly idleResident?: boolean;
 }
 
 const round = (x: number, d = 2) => Math.round(x * 10 ** d) / 10 ** d;
@@ -52,7 +55,8 @@ function serverLatency(d: Reading, prefix: string): Figures {
 /**
  * Idle: the operator started on a cluster with none of its objects, left alone for `seconds`:
  * its RSS then, split into anonymous memory (what the process allocated) and file-backed pages
- * (its binary and libraries), its peak, and its CPU meanwhile.
+ * (its binary and libraries), its peak, and its CPU meanwhile; and the CPU it took to start (until
+ * its /readyz answered).
  */
 export async function idle(bench: Bench, seconds: number, s: ScenarioSettings): Promise<Figures> {
   await bench.stopOperator();
@@ -66,8 +70,11 @@ export async function idle(bench: Bench, seconds: number, s: ScenarioSettings): 
     'idle RSS file MiB': round(parts.file, 1),
     'idle peak RSS MiB': round(parts.peak, 1),
     'idle CPU %': round(((cpuSeconds(op.pid) - cpu0) / seconds) * 100, 2),
+    // What starting cost, up to ready: part of every backlog and restart figure.
+    'idle start CPU s': round(cpu0, 2),
   };
   console.log(`idle:`, JSON.stringify(figures));
+  if (s.idleResident) console.log(residentReport(op.pid));
   await bench.stopOperator();
   return figures;
 }
