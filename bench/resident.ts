@@ -127,16 +127,21 @@ export function residentOffsets(pid: number, path: string): number[] {
   return out;
 }
 
+/** `nm -S --defined-only` of `exe`, or nothing when it has no symbols (pages then count as unnamed). */
+function symbolTable(exe: string): string {
+  try {
+    return execFileSync('nm', ['-S', '--defined-only', exe], { encoding: 'utf8', maxBuffer: 512 * 1024 * 1024, stdio: ['ignore', 'pipe', 'ignore'] });
+  } catch {
+    return '';
+  }
+}
+
 /** The report for `pid`'s executable: its resident MiB, then the top sections and symbols. */
 export function residentReport(pid: number, top = 25): string {
   const exe = readlinkSync(`/proc/${pid}/exe`);
   const offsets = residentOffsets(pid, exe);
-  const run = (cmd: string, args: string[]) => execFileSync(cmd, args, { encoding: 'utf8', maxBuffer: 512 * 1024 * 1024 });
-  const { bySection, bySymbol } = attribute(
-    offsets,
-    parseSections(run('readelf', ['-SW', exe])),
-    parseSymbols(run('nm', ['-S', '--defined-only', exe])),
-  );
+  const readelf = execFileSync('readelf', ['-SW', exe], { encoding: 'utf8', maxBuffer: 64 * 1024 * 1024 });
+  const { bySection, bySymbol } = attribute(offsets, parseSections(readelf), parseSymbols(symbolTable(exe)));
   const rows = (m: Map<string, number>, n: number) =>
     [...m.entries()]
       .sort((a, b) => b[1] - a[1])
