@@ -7,40 +7,20 @@
  * operator's workers) one way; then the same for the other way. Prints kube-apiserver's CPU
  * seconds and the wall time of each release phase. Nothing else runs on the control plane.
  */
-import { spawn } from 'node:child_process';
-import { closeSync, openSync } from 'node:fs';
 import { parseArgs } from 'node:util';
 import { join } from 'node:path';
 import { BUCKET_FINALIZER } from '../operator/api/v1';
 import { STORAGE_BUCKET } from '../operator/bucket/kinds';
 import { KubeClient, removeFinalizer, type KubeObject } from '../operator/runtime';
 import { startControlPlane, type ControlPlane } from '../test/support/control-plane';
-import { inFlight } from './harness';
+import { parsePrometheus, sum } from '../test/support/prometheus';
+import { inFlight, writeApiServerProfile } from './harness';
 
 const REPO = join(__dirname, '..');
 
+/** kube-apiserver's CPU seconds so far, from its /metrics. */
 async function apiServerCpu(cp: ControlPlane): Promise<number> {
-  const res = await cp.kubectl(['get', '--raw', '/metrics']);
-  const text = res.stdout;
-  const m = /^process_cpu_seconds_total ([0-9.e+]+)$/m.exec(text);
-  if (!m?.[1]) throw new Error('kube-apiserver /metrics has no process_cpu_seconds_total');
-  return Number(m[1]);
-}
-
-/** Writes a CPU profile of kube-apiserver over the next `seconds` to `file` (its /debug/pprof). */
-function profileApiServer(cp: ControlPlane, file: string, seconds: number): Promise<void> {
-  return new Promise((resolve, reject) => {
-    // Straight to the file: the profile is binary.
-    const out = openSync(file, 'w');
-    const args = [`--kubeconfig=${cp.kubeconfigPath}`, 'get', '--raw', `/debug/pprof/profile?seconds=${seconds}`];
-    const child = spawn(cp.binaries.kubectl, args, { stdio: ['ignore', out, 'inherit'] });
-    child.on('error', reject);
-    child.on('exit', (code) => {
-      closeSync(out);
-      if (code === 0) resolve();
-      else reject(new Error(`kube-apiserver profile: kubectl exited ${String(code)}`));
-    });
-  });
+  return sum(parsePrometheus((await cp.kubectl(['get', '--raw', '/metrics'])).stdout), 'process_cpu_seconds_total');
 }
 
 function bucket(ns: string, i: number): KubeObject {
@@ -94,7 +74,7 @@ async function round(
   const held = (await client.list<KubeObject>(STORAGE_BUCKET, { namespace: ns })).items;
   const cpu0 = await apiServerCpu(cp);
   const t0 = Date.now();
-  const profiling = profile ? profileApiServer(cp, `${profile}-${how}-${ns}.pprof`, 8) : undefined;
+  const profiling = profile ? writeApiServerProfile(cp, `${profile}-${how}-${ns}.pprof`, 8) : undefined;
   await inFlight(held.length, 8, async (i) => {
     const obj = held[i];
     if (!obj) return;

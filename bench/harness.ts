@@ -123,22 +123,7 @@ export class Bench {
     if (dir === undefined) return Promise.resolve('');
     mkdirSync(dir, { recursive: true });
     const file = join(dir, `${name}.pprof`);
-    return new Promise((resolve, reject) => {
-      const out = openSync(file, 'w');
-      const child = spawn(
-        this.cp.binaries.kubectl,
-        [`--kubeconfig=${this.cp.kubeconfigPath}`, 'get', '--raw', `/debug/pprof/profile?seconds=${seconds}`],
-        {
-          stdio: ['ignore', out, 'inherit'],
-        },
-      );
-      child.on('error', reject);
-      child.on('exit', (code) => {
-        closeSync(out);
-        if (code === 0) resolve(file);
-        else reject(new Error(`kube-apiserver profile ${name}: kubectl exited ${String(code)}`));
-      });
-    });
+    return writeApiServerProfile(this.cp, file, seconds).then(() => file);
   }
 
   /** Buckets in `ns` (all namespaces when undefined) as the harness's watch has them. */
@@ -476,6 +461,25 @@ export class Bench {
 }
 
 /** Runs `task(0..n-1)` with at most `concurrency` in flight, as `kubectl apply` of many files would. */
+/**
+ * Writes a kube-apiserver CPU profile of the next `seconds` (its /debug/pprof, as admin) to
+ * `file`; stdout goes straight to the file (the profile is binary).
+ */
+export function writeApiServerProfile(cp: ControlPlane, file: string, seconds: number): Promise<void> {
+  return new Promise((resolve, reject) => {
+    const out = openSync(file, 'w');
+    const child = spawn(cp.binaries.kubectl, [`--kubeconfig=${cp.kubeconfigPath}`, 'get', '--raw', `/debug/pprof/profile?seconds=${seconds}`], {
+      stdio: ['ignore', out, 'inherit'],
+    });
+    child.on('error', reject);
+    child.on('exit', (code) => {
+      closeSync(out);
+      if (code === 0) resolve();
+      else reject(new Error(`kube-apiserver profile ${file}: kubectl exited ${String(code)}`));
+    });
+  });
+}
+
 export async function inFlight(n: number, concurrency: number, task: (i: number) => Promise<void>): Promise<void> {
   let next = 0;
   const worker = async () => {
