@@ -18,8 +18,8 @@ const USAGE = `Usage: bucketoperator [flags]
   --kube-api-qps N                  client-side API requests per second, watches and the Lease
                                     excepted; 0 or less disables (default 500)
   --kube-api-burst N                client-side API request burst (default 1000)
-  --kube-api-http2[=true|false]     speak HTTP/2 to the API server when it offers h2 (default false:
-                                    HTTP/1.1, watches on sockets of their own)
+  --kube-api-http2[=true|false]     speak HTTP/2 to the API server when it offers h2, as client-go
+                                    does (default true; false: HTTP/1.1, watches on sockets of their own)
   --watch-namespace NS              watch one namespace (default: all; env WATCH_NAMESPACE)
   --leader-elect[=true|false]       Lease leader election (default false)
   --leader-election-namespace NS    namespace of the Lease (default: $POD_NAMESPACE or bucketoperator-system)
@@ -111,8 +111,9 @@ function ipList(flag: string, value: string | undefined): string[] {
   return ips;
 }
 
-function bool(flag: string, value: string | boolean | undefined): boolean {
-  if (value === undefined || value === false) return false;
+function bool(flag: string, value: string | boolean | undefined, unset = false): boolean {
+  if (value === undefined) return unset;
+  if (value === false) return false;
   if (value === true || value === 'true') return true;
   if (value === 'false') return false;
   throw new Error(`--${flag}: expected true or false, got "${String(value)}"`);
@@ -203,7 +204,7 @@ function main(): void {
     clusterId: clusterId(values['cluster-id']),
     kubeApiQps: number('kube-api-qps', values['kube-api-qps'], 500),
     kubeApiBurst: positiveInt('kube-api-burst', values['kube-api-burst'], 1000),
-    kubeApiHttp2: bool('kube-api-http2', values['kube-api-http2']),
+    kubeApiHttp2: bool('kube-api-http2', values['kube-api-http2'], true),
     providerQps: positiveInt('provider-qps', values['provider-qps'], 20),
     providerBurst: positiveInt('provider-burst', values['provider-burst'], 40),
     allowLinkLocalEndpoints: bool('allow-link-local-endpoints', values['allow-link-local-endpoints']),

@@ -22,6 +22,7 @@ import {
   type BucketJson,
 } from '../support/kube';
 import { countRequests, startProviderProcess, type ProviderProcess } from '../support/provider-process';
+import { scrape, sum } from '../support/prometheus';
 import { useStack, type Tenant } from '../support/stack';
 import { sharedControlPlane } from './setup';
 
@@ -107,6 +108,16 @@ describe('StorageBucket lifecycle (operator under its ServiceAccount, real provi
 
     const printed = await kubectlOk(cp, ['get', 'sbucket', 'alpha', '-n', t.ns]);
     expect(printed.split('\n')[1]).to.match(/^alpha\s+True\s+Active\s+bucket-\S+\s+us-east-1\s+10\s+/);
+  });
+
+  it('speaks HTTP/2 to the API server, as the Deployment starts it, requests and watches on sessions of their own', async () => {
+    // A Ready bucket first: its writes and its owned-object watches have all opened connections by then.
+    await readyBucket(await stack.tenant(), 'h2');
+    const samples = await scrape(stack.operator.metricsUrl);
+    const opened = (protocol: string, lane: string) => sum(samples, 'rest_client_connections_total', { protocol, lane });
+    expect(opened('h2', 'request'), 'HTTP/2 sessions for requests').to.be.greaterThan(0);
+    expect(opened('h2', 'watch'), 'HTTP/2 sessions for watches').to.be.greaterThan(0);
+    expect(opened('http/1.1', 'request') + opened('http/1.1', 'watch'), 'HTTP/1.1 connections').to.equal(0);
   });
 
   it('resizes when sizeGB grows', async () => {
