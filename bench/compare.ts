@@ -21,7 +21,16 @@ export interface SubjectRow {
   readonly scenario: string;
   readonly n: number;
   readonly subject: string;
+  /** Which round of `--rounds` (1 when there is one). */
+  readonly round?: number;
   readonly figures: Figures;
+}
+
+/** The ratios of one scenario and size over several rounds: each figure's median. */
+export interface MedianComparison extends Comparison {
+  readonly rounds: number;
+  /** Each round's ratio of every figure, in round order. */
+  readonly perRound: Readonly<Record<string, readonly number[]>>;
 }
 
 /**
@@ -32,7 +41,7 @@ export function ratios(rows: readonly SubjectRow[], ours: string, peer: string):
   const out: Comparison[] = [];
   for (const a of rows) {
     if (a.subject !== ours) continue;
-    const b = rows.find((r) => r.subject === peer && r.scenario === a.scenario && r.n === a.n);
+    const b = rows.find((r) => r.subject === peer && r.scenario === a.scenario && r.n === a.n && r.round === a.round);
     if (!b) continue;
     const figures: Ratio[] = [];
     for (const [figure, x] of Object.entries(a.figures)) {
@@ -43,4 +52,38 @@ export function ratios(rows: readonly SubjectRow[], ours: string, peer: string):
     out.push({ scenario: a.scenario, n: a.n, figures });
   }
   return out;
+}
+
+/**
+ * Medians over rounds: for every scenario, size and figure, the median of ours', of the
+ * peer's and of the per-round ratios. The machine's speed drifts by more than some gaps
+ * between the operators within minutes, and a ratio of one round is only as good as the two
+ * minutes it was measured in; rounds that alternate which operator goes first, summarised by
+ * medians, keep one slow minute from deciding a figure.
+ */
+export function medianRatios(perRound: readonly Comparison[]): MedianComparison[] {
+  const groups = new Map<string, Comparison[]>();
+  for (const c of perRound) {
+    const k = `${c.scenario}\u0000${c.n}`;
+    groups.set(k, [...(groups.get(k) ?? []), c]);
+  }
+  return [...groups.values()].map((cs) => {
+    const first = cs[0]!;
+    const names = [...new Set(cs.flatMap((c) => c.figures.map((f) => f.figure)))];
+    const figures: Ratio[] = [];
+    const byRound: Record<string, number[]> = {};
+    for (const figure of names) {
+      const rs = cs.flatMap((c) => c.figures.filter((f) => f.figure === figure));
+      byRound[figure] = rs.map((r) => r.ratio);
+      figures.push({ figure, ours: median(rs.map((r) => r.ours)), peer: median(rs.map((r) => r.peer)), ratio: median(rs.map((r) => r.ratio)) });
+    }
+    return { scenario: first.scenario, n: first.n, rounds: cs.length, figures, perRound: byRound };
+  });
+}
+
+/** The median of a non-empty list (the mean of the middle two for an even count). */
+export function median(xs: readonly number[]): number {
+  const s = [...xs].sort((a, b) => a - b);
+  const mid = Math.floor(s.length / 2);
+  return s.length % 2 === 1 ? s[mid]! : (s[mid - 1]! + s[mid]!) / 2;
 }

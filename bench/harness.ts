@@ -54,6 +54,12 @@ export interface Reading {
   readonly apiWrites: number;
   readonly providerCalls: number;
   readonly reconciles: number;
+  /**
+   * The operator's time in reconciles and items' time waiting in its work queue (sum, count),
+   * by controller-runtime's metric names, which ours shares: whether a phase waited on the
+   * workers' I/O or on free workers.
+   */
+  readonly operatorTimes: Record<'reconcile' | 'queue', { sum: number; count: number }>;
   /** kube-apiserver's CPU seconds so far: what the operator's traffic costs the control plane. */
   readonly apiServerCpu: number;
   /** kube-apiserver's time spent on requests (sum, count) by `VERB resource`, every client. */
@@ -447,6 +453,16 @@ export class Bench {
       apiWrites: (apiByVerb['POST'] ?? 0) + (apiByVerb['PUT'] ?? 0) + (apiByVerb['PATCH'] ?? 0) + (apiByVerb['DELETE'] ?? 0),
       providerCalls: (await this.provider.stats()).total,
       reconciles: sum(samples, 'controller_runtime_reconcile_total', { controller: 'storagebucket' }),
+      operatorTimes: {
+        reconcile: {
+          sum: sum(samples, 'controller_runtime_reconcile_time_seconds_sum', { controller: 'storagebucket' }),
+          count: sum(samples, 'controller_runtime_reconcile_time_seconds_count', { controller: 'storagebucket' }),
+        },
+        queue: {
+          sum: sum(samples, 'workqueue_queue_duration_seconds_sum', { name: 'storagebucket' }),
+          count: sum(samples, 'workqueue_queue_duration_seconds_count', { name: 'storagebucket' }),
+        },
+      },
     };
   }
 
@@ -503,5 +519,17 @@ export function delta(a: Reading, b: Reading): Reading {
     apiWrites: b.apiWrites - a.apiWrites,
     providerCalls: b.providerCalls - a.providerCalls,
     reconciles: b.reconciles - a.reconciles,
+    operatorTimes: {
+      reconcile: minus(b.operatorTimes.reconcile, a.operatorTimes.reconcile),
+      queue: minus(b.operatorTimes.queue, a.operatorTimes.queue),
+    },
   };
+}
+
+const minus = (b: { sum: number; count: number }, a: { sum: number; count: number }) => ({ sum: b.sum - a.sum, count: b.count - a.count });
+
+/** A reading of a process that has not started yet: its counters are all zero. */
+export function fromZero(r: Reading): Reading {
+  const zero = { sum: 0, count: 0 };
+  return { ...r, apiByVerb: {}, apiWrites: 0, reconciles: 0, operatorTimes: { reconcile: zero, queue: zero } };
 }

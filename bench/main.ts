@@ -10,7 +10,7 @@
  *                    [--tenants 1000] [--buckets-per-tenant 10] [--tenants-in-flight 10]
  *                    [--noisy-buckets 5000] [--quiet-probes 5]
  *                    [--peer-build ../shared/peers/seed-go | --peer-command '<template>']
- *                    [--peer-name seed-go] [--peer-ready phase=Active] [--peer-first] [--peer-pad-bytes 0]
+ *                    [--peer-name seed-go] [--peer-ready phase=Active] [--peer-first] [--peer-pad-bytes 0] [--rounds 1]
  *                    [--apiserver-profile-dir DIR] [--apiserver-profile-seconds 10]
  *                    [--profile-dir DIR] [--node-options '<V8 flags for ours>'] [--ours-flag name=value ...]
  *                    [--idle-resident]
@@ -32,7 +32,7 @@ import { join } from 'node:path';
 import { parseArgs } from 'node:util';
 import { execFileSync } from 'node:child_process';
 import { Bench, OURS, type Subject } from './harness';
-import { ratios } from './compare';
+import { medianRatios, ratios, type MedianComparison } from './compare';
 import { parseReadyRule, SEED_GO_TEMPLATE } from './peer';
 import { backlog, bulkCreate, idle, unrelatedSecrets, type Figures, type ScenarioSettings } from './scenarios';
 import { noisyNeighbour, tenants } from './tenants';
@@ -70,6 +70,7 @@ const { values } = parseArgs({
     'peer-name': { type: 'string', default: 'peer' },
     'peer-ready': { type: 'string', default: 'phase=Active' },
     'peer-first': { type: 'boolean', default: false },
+    rounds: { type: 'string', default: '1' },
     'peer-pad-bytes': { type: 'string', default: '0' },
   },
 });
@@ -95,6 +96,8 @@ interface Row {
   readonly n: number;
   /** Which operator the figures are of. */
   readonly subject: string;
+  /** Which of `--rounds` (1 when there is one). */
+  readonly round: number;
   readonly figures: Figures;
 }
 
@@ -130,11 +133,16 @@ async function main(): Promise<void> {
   // --peer-first swaps them, to tell an effect of the order (what the first run leaves the
   // control plane to do) from one of the operator.
   const subjects: Subject[] = peer ? (values['peer-first'] ? [peer, OURS] : [OURS, peer]) : [OURS];
+  // --rounds K: K pairs per size, the order swapped every round (ours-peer, peer-ours, ...), so
+  // a machine that slows down or speeds up over the minutes favours neither.
+  const rounds = Math.max(1, Number(values.rounds));
   const each = async (scenario: string, n: number, run: () => Promise<Figures>) => {
-    for (const subject of subjects) {
-      bench.subject = subject;
-      console.log(`--- ${scenario} n=${n}: ${subject.name}`);
-      rows.push({ scenario, n, subject: subject.name, figures: await run() });
+    for (let round = 1; round <= rounds; round++) {
+      for (const subject of round % 2 === 1 ? subjects : [...subjects].reverse()) {
+        bench.subject = subject;
+        console.log(`--- ${scenario} n=${n}: ${subject.name}${rounds > 1 ? ` (round ${round} of ${rounds})` : ''}`);
+        rows.push({ scenario, n, subject: subject.name, round, figures: await run() });
+      }
     }
     bench.subject = OURS;
   };
@@ -169,11 +177,11 @@ async function main(): Promise<void> {
         bucketsPerTenant: Number(values['buckets-per-tenant']),
         tenantsInFlight: Number(values['tenants-in-flight']),
       };
-      rows.push({ scenario: 'tenants', n: t.tenants * t.bucketsPerTenant, subject: OURS.name, figures: await tenants(bench, t, settings) });
+      rows.push({ scenario: 'tenants', n: t.tenants * t.bucketsPerTenant, subject: OURS.name, round: 1, figures: await tenants(bench, t, settings) });
     }
     if (scenarios.has('noisy')) {
       const t = { noisyBuckets: Number(values['noisy-buckets']), quietProbes: Number(values['quiet-probes']) };
-      rows.push({ scenario: 'noisy neighbour', n: t.noisyBuckets, subject: OURS.name, figures: await noisyNeighbour(bench, t, settings) });
+      rows.push({ scenario: 'noisy neighbour', n: t.noisyBuckets, subject: OURS.name, round: 1, figures: await noisyNeighbour(bench, t, settings) });
     }
     if (scenarios.has('secrets')) {
       const count = Number(values['unrelated-secrets']);
@@ -181,13 +189,14 @@ async function main(): Promise<void> {
         scenario: 'unrelated secrets',
         n: 0,
         subject: OURS.name,
+        round: 1,
         figures: await unrelatedSecrets(bench, count, Number(values['unrelated-secret-kib']), settings),
       });
     }
     // Last: it leaves both CRDs serving v2 through the webhook.
     if (scenarios.has('conversion')) {
       const c = { objects: Number(values['conversion-objects']), gets: Number(values['conversion-gets']), lists: Number(values['conversion-lists']) };
-      rows.push({ scenario: 'conversion', n: c.objects, subject: OURS.name, figures: await conversion(bench, c) });
+      rows.push({ scenario: 'conversion', n: c.objects, subject: OURS.name, round: 1, figures: await conversion(bench, c) });
     }
   } finally {
     await bench.stop();
@@ -199,20 +208,34 @@ async function main(): Promise<void> {
   );
   console.log(`load average (1, 5, 15 min): ${loadAtStart} at start, ${loadAtEnd} at end; argv: ${process.argv.slice(2).join(' ')}`);
   for (const row of rows) {
-    console.log(`\n${row.scenario} n=${row.n} (${row.subject})`);
+    console.log(`\n${row.scenario} n=${row.n} (${row.subject}${rounds > 1 ? `, round ${row.round}` : ''})`);
     for (const [k, v] of Object.entries(row.figures)) console.log(`  ${k.padEnd(40)} ${v}`);
   }
   const compared = peer ? ratios(rows, OURS.name, peer.name) : [];
-  for (const c of compared) {
-    console.log(`\n${c.scenario} n=${c.n}: ${OURS.name} / ${peer?.name ?? ''}`);
-    for (const r of c.figures)
-      console.log(`  ${r.figure.padEnd(40)} ${String(r.ours).padStart(10)} ${String(r.peer).padStart(10)}   ${r.ratio.toFixed(2)}x`);
+  const medians = rounds > 1 ? medianRatios(compared) : [];
+  for (const c of rounds > 1 ? medians : compared) {
+    const what = rounds > 1 ? `medians of ${rounds} rounds (ours, peer, ratio; then each round's ratio)` : '';
+    console.log(`\n${c.scenario} n=${c.n}: ${OURS.name} / ${peer?.name ?? ''} ${what}`);
+    for (const r of c.figures) {
+      const each = 'perRound' in c ? `   [${(c as MedianComparison).perRound[r.figure]?.map((x) => x.toFixed(2)).join(' ') ?? ''}]` : '';
+      console.log(`  ${r.figure.padEnd(40)} ${String(r.ours).padStart(10)} ${String(r.peer).padStart(10)}   ${r.ratio.toFixed(2)}x${each}`);
+    }
   }
   const file = join(__dirname, 'results', `bench-${stamp}.json`);
   writeFileSync(
     file,
     JSON.stringify(
-      { started, machine, load: { start: loadAtStart, end: loadAtEnd }, argv: process.argv.slice(2), providerDelayMs, settings, rows, compared },
+      {
+        started,
+        machine,
+        load: { start: loadAtStart, end: loadAtEnd },
+        argv: process.argv.slice(2),
+        providerDelayMs,
+        settings,
+        rows,
+        compared,
+        medians,
+      },
       null,
       2,
     ),

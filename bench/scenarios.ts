@@ -3,7 +3,7 @@
  * would judge the operator by, and returns figures; none passes or fails on a timing.
  */
 import { setTimeout as sleep } from 'node:timers/promises';
-import { Bench, delta, type Reading } from './harness';
+import { Bench, delta, fromZero, type Reading } from './harness';
 import { cpuSeconds, peakRssMiB, rssMiB, rssParts } from './metrics';
 import { residentReport } from './resident';
 
@@ -25,6 +25,7 @@ export interface ScenarioSettings {
 }
 
 const round = (x: number, d = 2) => Math.round(x * 10 ** d) / 10 ** d;
+const meanMs = (t: { sum: number; count: number }) => (t.count > 0 ? round((t.sum / t.count) * 1000, 1) : 0);
 
 /** Per-bucket costs between two readings. */
 export function perBucket(d: Reading, n: number, prefix = ''): Figures {
@@ -35,6 +36,8 @@ export function perBucket(d: Reading, n: number, prefix = ''): Figures {
     [`${prefix}api GET/bucket`]: round((d.apiByVerb['GET'] ?? 0) / n),
     [`${prefix}provider calls/bucket`]: round(d.providerCalls / n),
     [`${prefix}reconciles/bucket`]: round(d.reconciles / n),
+    [`${prefix}reconcile ms mean`]: meanMs(d.operatorTimes.reconcile),
+    [`${prefix}queue wait ms mean`]: meanMs(d.operatorTimes.queue),
     [`${prefix}api server CPU s`]: round(d.apiServerCpu, 1),
     ...serverLatency(d, prefix),
   };
@@ -131,7 +134,7 @@ export async function backlog(bench: Bench, n: number, s: ScenarioSettings): Pro
   figures['owned Secret JSON bytes'] = bytes.secret;
   figures['owned Service JSON bytes'] = bytes.service;
   // The new process's counters start at zero.
-  Object.assign(figures, perBucket(delta({ ...r0, apiByVerb: {}, apiWrites: 0, reconciles: 0 }, r1), n, 'backlog '));
+  Object.assign(figures, perBucket(delta(fromZero(r0), r1), n, 'backlog '));
   console.log(`backlog n=${n}:`, JSON.stringify(figures));
   if (n <= s.deleteUpTo) Object.assign(figures, await deleteAll(bench, ns, n));
   await bench.stopOperator();
@@ -180,7 +183,7 @@ async function restartBacklog(bench: Bench, n: number, latencyNs: string, s: Sce
   // Long enough for the initial pass over every cached object to finish.
   await sleep(Math.max(10_000, n * 2));
   const after = await bench.read();
-  const d = delta({ ...before, apiByVerb: {}, apiWrites: 0, reconciles: 0 }, after);
+  const d = delta(fromZero(before), after);
   const figures: Figures = {
     'restart ready s': round(readyProbeMs / 1000, 1),
     'restart new bucket Ready s': round(newReadyMs / 1000, 1),

@@ -316,7 +316,8 @@ export class BucketReconciler implements Reconciler {
         // reported by failed() from this same snapshot, so nothing flips back and forth.
         const c = mustConnect(conn);
         const existed = await c.client.deleteBucket(step.id, ctx.signal);
-        log.info({ msg: existed ? 'deleted provider bucket' : 'provider bucket already gone', bucketID: step.id });
+        // The bucket deleted, which need not be the one `log` names (a leftover of this object's).
+        ctx.logger.info({ msg: existed ? 'deleted provider bucket' : 'provider bucket already gone', bucketID: step.id });
         // Decided again on what is left: another bucket of this object, or the finalizer.
         return { replan: remainingAfterDelete(obs, step.id) };
       }

@@ -8,7 +8,7 @@
  */
 import { spawn } from 'node:child_process';
 import { constants, rmSync } from 'node:fs';
-import { access, mkdir, mkdtemp, readFile, rm } from 'node:fs/promises';
+import { access, mkdir, mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
 import { request as httpRequest, type IncomingMessage } from 'node:http';
 import { request as httpsRequest } from 'node:https';
 import { createServer, type AddressInfo, type Server } from 'node:net';
@@ -356,11 +356,15 @@ class LocalControlPlane implements ControlPlane {
     if (!token) throw new Error(`TokenRequest for ServiceAccount ${namespace}/${name} returned no token`);
     this.tokenFiles += 1;
     const path = join(this.workDir, 'kubeconfigs', `sa-${namespace}-${name}-${this.tokenFiles}.kubeconfig`);
+    // The token in a file of its own, as a Pod has it mounted: the operator then authenticates
+    // the way its Deployment does (a token file, looked at again as the kubelet rotates it).
+    const tokenFile = `${path}.token`;
+    await writeFile(tokenFile, token, { mode: 0o600 });
     await writeKubeconfig(path, {
       server: this.server,
       caFile: this.pki.caCert,
       user: `system:serviceaccount:${namespace}:${name}`,
-      credentials: { token },
+      credentials: { tokenFile },
       namespace,
     });
     return path;

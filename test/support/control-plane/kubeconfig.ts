@@ -1,8 +1,8 @@
 import { readFile, writeFile } from 'node:fs/promises';
 import { stringify } from 'yaml';
 
-/** Credentials of a kubeconfig user: a client certificate pair, or a bearer token. */
-export type KubeconfigCredentials = { certFile: string; keyFile: string } | { token: string };
+/** Credentials of a kubeconfig user: a client certificate pair, a bearer token, or a file holding one. */
+export type KubeconfigCredentials = { certFile: string; keyFile: string } | { token: string } | { tokenFile: string };
 
 /** What goes into a single-context kubeconfig file. */
 export interface KubeconfigSpec {
@@ -23,7 +23,9 @@ export async function writeKubeconfig(path: string, spec: KubeconfigSpec): Promi
   const user: Record<string, string> =
     'token' in spec.credentials
       ? { token: spec.credentials.token }
-      : {
+      : 'tokenFile' in spec.credentials
+        ? { tokenFile: spec.credentials.tokenFile }
+        : {
           'client-certificate-data': await b64(spec.credentials.certFile),
           'client-key-data': await b64(spec.credentials.keyFile),
         };

@@ -11,12 +11,26 @@ describe('TokenFileSource', () => {
   });
   afterEach(() => s.cleanup());
 
-  it('serves the trimmed token and the new one right after a rewrite', async () => {
+  it('serves the trimmed token, and the new one once checkIntervalMs passed after a rewrite', async () => {
+    let now = 0;
     const path = s.file('token', 'first\n');
-    const src = new TokenFileSource(path);
+    const src = new TokenFileSource(path, { checkIntervalMs: 1000, now: () => now });
     expect(await src.get()).to.deep.equal({ token: 'first' });
-    s.file('token', 'second');
-    expect(await src.get()).to.deep.equal({ token: 'second' });
+    s.file('token', 'second-token');
+    now = 999;
+    expect(await src.get(), 'the file is not looked at within checkIntervalMs').to.deep.equal({ token: 'first' });
+    now = 1000;
+    expect(await src.get()).to.deep.equal({ token: 'second-token' });
+  });
+
+  it('looks at the file at once after invalidate (the server answered 401)', async () => {
+    const now = 0;
+    const path = s.file('token', 'first');
+    const src = new TokenFileSource(path, { now: () => now });
+    expect(await src.get()).to.deep.equal({ token: 'first' });
+    s.file('token', 'second-token');
+    src.invalidate();
+    expect(await src.get()).to.deep.equal({ token: 'second-token' });
   });
 
   it("follows the kubelet's atomic symlink swap of a projected token", async () => {
@@ -25,13 +39,15 @@ describe('TokenFileSource', () => {
     s.file('..v1/token', 'old');
     symlinkSync('..v1', join(s.dir, '..data'));
     symlinkSync('..data/token', join(s.dir, 'token'));
-    const src = new TokenFileSource(join(s.dir, 'token'));
+    let now = 0;
+    const src = new TokenFileSource(join(s.dir, 'token'), { now: () => now });
     expect(await src.get()).to.deep.equal({ token: 'old' });
     mkdirSync(join(s.dir, '..v2'));
     s.file('..v2/token', 'new');
     symlinkSync('..v2', join(s.dir, '..data_tmp'));
     renameSync(join(s.dir, '..data_tmp'), join(s.dir, '..data'));
     rmSync(join(s.dir, '..v1'), { recursive: true });
+    now = 1000;
     expect(await src.get()).to.deep.equal({ token: 'new' });
   });
 
@@ -52,12 +68,15 @@ describe('TokenFileSource', () => {
   });
 
   it('keeps the last good token when the file disappears or empties', async () => {
+    let now = 0;
     const path = s.file('token', 'good');
-    const src = new TokenFileSource(path);
+    const src = new TokenFileSource(path, { checkIntervalMs: 0, now: () => now });
     expect(await src.get()).to.deep.equal({ token: 'good' });
     s.file('token', '');
+    now = 1;
     expect(await src.get()).to.deep.equal({ token: 'good' });
     rmSync(path);
+    now = 2;
     expect(await src.get()).to.deep.equal({ token: 'good' });
   });
 
