@@ -26,9 +26,9 @@ export async function writeKubeconfig(path: string, spec: KubeconfigSpec): Promi
       : 'tokenFile' in spec.credentials
         ? { tokenFile: spec.credentials.tokenFile }
         : {
-          'client-certificate-data': await b64(spec.credentials.certFile),
-          'client-key-data': await b64(spec.credentials.keyFile),
-        };
+            'client-certificate-data': await b64(spec.credentials.certFile),
+            'client-key-data': await b64(spec.credentials.keyFile),
+          };
   const config = {
     apiVersion: 'v1',
     kind: 'Config',
