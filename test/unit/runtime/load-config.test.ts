@@ -66,6 +66,8 @@ describe('loadRestConfig (controller-runtime order)', () => {
     ]);
     expect(await cfg.credentials?.get()).to.deep.equal({ token: 'pod-token' });
     s.file('serviceaccount/token', 'rotated-token');
+    // The file is looked at once a second at most; a 401 makes the next request look at once.
+    cfg.credentials?.invalidate?.();
     expect(await cfg.credentials?.get()).to.deep.equal({ token: 'rotated-token' });
   });
 
