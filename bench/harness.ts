@@ -352,15 +352,24 @@ export class Bench {
    * `sample` of each: what kube-apiserver decodes, copies and encodes on every request about one.
    */
   async objectBytes(ns: string, sample = 50): Promise<{ bucket: number; secret: number; service: number }> {
+    const examples: Record<string, unknown> = {};
     const mean = async (kind: ResourceKind) => {
       // One page only: a paged list of all N would itself be the load.
       const res = await this.cp.kubectl(['get', '--raw', `${resourcePath(kind, ns)}?limit=${sample}`]);
       if (res.code !== 0) throw new Error(`list ${kind.plural} in ${ns}: ${res.stderr}`);
       const items = (JSON.parse(res.stdout) as { items?: KubeObject[] }).items ?? [];
       const owned = items.filter((o) => kind === STORAGE_BUCKET || (o.metadata?.ownerReferences?.length ?? 0) > 0);
+      const first = owned[0] as (KubeObject & { data?: Record<string, string> }) | undefined;
+      // A Secret's values stay out of the file; their lengths tell the bytes.
+      examples[kind.plural] = first?.data
+        ? { ...first, data: Object.fromEntries(Object.entries(first.data).map(([k, v]) => [k, `<${v.length} bytes>`])) }
+        : first;
       return owned.length === 0 ? 0 : Math.round(owned.reduce((a, o) => a + JSON.stringify(o).length, 0) / owned.length);
     };
-    return { bucket: await mean(STORAGE_BUCKET), secret: await mean(SECRET), service: await mean(SERVICE) };
+    const bytes = { bucket: await mean(STORAGE_BUCKET), secret: await mean(SECRET), service: await mean(SERVICE) };
+    // One object of each kind as the server stores it, beside the operator's log: what the bytes are.
+    writeFileSync(`${this.operatorLog.replace(/\.operator\.log$|\.log$/, '')}.${ns}.objects.json`, JSON.stringify(examples, null, 2) + '\n');
+    return bytes;
   }
 
   /** Creates `n` Opaque Secrets of `sizeKiB` each, unrelated to the operator, 20 in flight. */

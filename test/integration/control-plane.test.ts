@@ -92,7 +92,8 @@ describe('local control plane (etcd, kube-apiserver, kube-controller-manager)', 
   it('authenticates a ServiceAccount token and checks it with RBAC', async function () {
     const ns = await freshNamespace(cp, 'rbac');
     await core.createNamespacedServiceAccount({ namespace: ns, body: { metadata: { name: 'reader' } } });
-    const kubeconfig = await cp.serviceAccountKubeconfig(ns, 'reader');
+    // Inline: the client-node KubeConfig below reads no token file.
+    const kubeconfig = await cp.serviceAccountKubeconfig(ns, 'reader', { inlineToken: true });
 
     const whoami = await cp.kubectl(['auth', 'whoami', '-o', 'jsonpath={.status.userInfo.username}'], { kubeconfig });
     expect(whoami, whoami.stderr).to.include({ code: 0, stdout: `system:serviceaccount:${ns}:reader` });

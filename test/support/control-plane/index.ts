@@ -73,9 +73,12 @@ export interface ControlPlane {
   /**
    * Writes a kubeconfig that authenticates as ServiceAccount `namespace/name` with a token
    * from the TokenRequest API, so requests made with it are checked by RBAC. The
-   * ServiceAccount must exist. Returns the file path.
+   * ServiceAccount must exist. Returns the file path. The token is in a file of its own
+   * (`tokenFile`), as a Pod has it mounted, unless `inlineToken`: @kubernetes/client-node's
+   * KubeConfig reads only an inline `token` (it looks for `token-file`, a key kubectl and
+   * client-go do not know).
    */
-  serviceAccountKubeconfig(namespace: string, name: string, opts?: { expirationSeconds?: number }): Promise<string>;
+  serviceAccountKubeconfig(namespace: string, name: string, opts?: { expirationSeconds?: number; inlineToken?: boolean }): Promise<string>;
   /** Stops kube-apiserver alone and starts it again on the same port; resolves once it is ready. */
   restartApiServer(): Promise<void>;
   /** Stops every process and removes the temporary files; safe to call more than once. */
@@ -340,7 +343,7 @@ class LocalControlPlane implements ControlPlane {
     });
   }
 
-  async serviceAccountKubeconfig(namespace: string, name: string, opts: { expirationSeconds?: number } = {}): Promise<string> {
+  async serviceAccountKubeconfig(namespace: string, name: string, opts: { expirationSeconds?: number; inlineToken?: boolean } = {}): Promise<string> {
     const core = this.kubeConfig().makeApiClient(CoreV1Api);
     const request = await core.createNamespacedServiceAccountToken({
       namespace,
@@ -364,7 +367,7 @@ class LocalControlPlane implements ControlPlane {
       server: this.server,
       caFile: this.pki.caCert,
       user: `system:serviceaccount:${namespace}:${name}`,
-      credentials: { tokenFile },
+      credentials: opts.inlineToken ? { token } : { tokenFile },
       namespace,
     });
     return path;
