@@ -8,7 +8,16 @@ import { diffRelist, IndexedCache } from './cache';
 import type { ListerWatcher } from './client';
 import { realClock, type Clock, type TimerHandle } from './clock';
 import { Reflector, type ReflectorTuning } from './reflector';
-import { keyOf, type Informer, type InformerEventHandler, type InformerOptions, type KubeObject, type ResourceKind, type Transform } from './types';
+import {
+  keyOf,
+  keyString,
+  type Informer,
+  type InformerEventHandler,
+  type InformerOptions,
+  type KubeObject,
+  type ResourceKind,
+  type Transform,
+} from './types';
 
 /** Everything a `SharedInformer` needs. */
 export interface SharedInformerOptions extends InformerOptions {
@@ -131,7 +140,8 @@ export class SharedInformer<T extends KubeObject> implements Informer<T> {
     // Only the first list is the initial list: a relist announces just what changed while
     // the watch was down, so its adds are creations that were missed, i.e. news.
     const initial = !this.synced;
-    const items = listed.map((obj) => this.stored(obj));
+    // One the transform refuses keeps the version cached before, as on a watch event.
+    const items = listed.map((obj) => this.stored(obj) ?? this.cache.get(keyOf(obj))).filter((obj): obj is T => obj !== undefined);
     const diff = diffRelist(this.cache.list(), items);
     // Deletes first: an object recreated under the same name is in both lists.
     for (const obj of diff.deleted) this.cache.remove(keyOf(obj));
@@ -151,22 +161,40 @@ export class SharedInformer<T extends KubeObject> implements Informer<T> {
   }
 
   private apply(type: 'ADDED' | 'MODIFIED' | 'DELETED', received: T): void {
-    // Deleted objects too: a delete handler sees the same shape as every other handler.
-    const obj = this.stored(received);
     if (type === 'DELETED') {
-      this.cache.remove(keyOf(obj));
-      this.dispatch('delete', (h) => h.onDelete?.(obj));
+      // Deleted objects too: a delete handler sees the same shape as every other handler.
+      const key = keyOf(received);
+      const obj = this.stored(received) ?? this.cache.get(key);
+      this.cache.remove(key);
+      if (obj) this.dispatch('delete', (h) => h.onDelete?.(obj));
       return;
     }
+    // As client-go: an object the transform refuses is not stored; the cache keeps what it had.
+    const obj = this.stored(received);
+    if (!obj) return;
     const old = this.cache.upsert(obj);
     if (old) this.dispatch('update', (h) => h.onUpdate?.(old, obj));
     else this.dispatch('add', (h) => h.onAdd?.(obj, false));
   }
 
-  /** The form an object is stored and announced in. */
-  private stored(obj: T): T {
-    // The transform keeps the object's kind (it only drops or condenses fields).
-    return this.transform ? (this.transform(obj) as T) : obj;
+  /**
+   * The form an object is stored and announced in; undefined when the transform threw. One
+   * object a transform cannot take is left out with an error, rather than failing the list it
+   * came in: a list that failed would fail again on every relist, and the informer would never
+   * sync for the sake of one object.
+   */
+  private stored(obj: T): T | undefined {
+    if (!this.transform) return obj;
+    try {
+      // The transform keeps the object's kind (it only drops or condenses fields).
+      return this.transform(obj) as T;
+    } catch (err) {
+      // The error's class only: a transform's message may quote the field it choked on, and
+      // the transforms are there to keep such fields (a Secret's data) out of memory and logs.
+      const errorClass = err instanceof Error ? err.name : typeof err;
+      this.log.error({ key: keyString(keyOf(obj)), errorClass }, 'informer transform failed; the object is left out of the cache');
+      return undefined;
+    }
   }
 
   private scheduleResync(): void {

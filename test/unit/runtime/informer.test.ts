@@ -6,7 +6,7 @@ import { ApiError } from '../../../operator/runtime/api-errors';
 import { InformerFactory } from '../../../operator/runtime/informer-factory';
 import { SharedInformer } from '../../../operator/runtime/informer';
 import { Backoff, backoffDelay, watchTimeoutSeconds } from '../../../operator/runtime/reflector';
-import type { KubeObject, ResourceKind } from '../../../operator/runtime/types';
+import type { KubeObject, ResourceKind, Transform } from '../../../operator/runtime/types';
 import { FakeListerWatcher } from './fake-lister-watcher';
 import { eventually, IN_PROCESS } from '../../support/eventually';
 
@@ -42,13 +42,17 @@ describe('SharedInformer', () => {
     informer = undefined;
   });
 
-  function make(lw: FakeListerWatcher, extra: { resyncPeriodMs?: number; idleTimeoutMs?: number; logger?: Logger } = {}): SharedInformer<KubeObject> {
+  function make(
+    lw: FakeListerWatcher,
+    extra: { resyncPeriodMs?: number; idleTimeoutMs?: number; logger?: Logger; transform?: Transform } = {},
+  ): SharedInformer<KubeObject> {
     informer = new SharedInformer<KubeObject>({
       lw,
       kind,
       namespace: 'ns',
       logger: extra.logger ?? pino({ level: 'silent' }),
       resyncPeriodMs: extra.resyncPeriodMs,
+      transform: extra.transform,
       reflector: { backoff: fastBackoff, idleTimeoutMs: extra.idleTimeoutMs },
     });
     return informer;
@@ -180,6 +184,46 @@ describe('SharedInformer', () => {
     expect(names(inf)).to.deep.equal(['x', 'y']);
     expect(lines.filter((l) => l.msg === 'informer event handler threw')).to.have.length(2);
     expect(lw.watches).to.have.length(1);
+  });
+
+  it('leaves out an object its transform refuses, logs its key but not the error text, and still syncs', async () => {
+    // Condenses `data` to its keys, and throws on a value it cannot take, quoting it as
+    // node:crypto's argument errors quote what they were given.
+    const transform: Transform = (obj) => {
+      const data = (obj as KubeObject & { data?: Record<string, string> }).data ?? {};
+      if (data.bad !== undefined) throw new TypeError(`cannot hash ${data.bad}`);
+      return { ...obj, data: Object.keys(data) };
+    };
+    const lw = new FakeListerWatcher();
+    lw.put('a', { k: 'v' });
+    lw.put('b', { bad: 's3cr3t' });
+    const { logger, lines } = captureLogger();
+    const inf = make(lw, { logger, transform });
+    const seen: Seen = [];
+    recorder(inf, seen);
+    inf.start();
+    // Before, the whole list failed on b and was retried for ever: no sync, no cache.
+    await inf.waitForSync();
+    expect(names(inf)).to.deep.equal(['a']);
+    await eventually(() => expect(lw.current).to.not.equal(undefined), IN_PROCESS);
+
+    // A refused update keeps the version cached before; a refused delete still removes.
+    lw.current?.send('MODIFIED', lw.put('a', { bad: 's3cr3t' }));
+    lw.current?.send('ADDED', lw.put('c', { k: 'v' }));
+    await eventually(() => expect(names(inf)).to.deep.equal(['a', 'c']), IN_PROCESS);
+    expect(inf.cache.get({ namespace: 'ns', name: 'a' })?.metadata?.resourceVersion).to.equal('101');
+    lw.current?.send('DELETED', lw.put('c', { bad: 's3cr3t' }));
+    await eventually(() => expect(names(inf)).to.deep.equal(['a']), IN_PROCESS);
+    expect(seen).to.deep.equal(['add a', 'add c', 'delete c']);
+
+    const refused = lines.filter((l) => l.msg === 'informer transform failed; the object is left out of the cache');
+    expect(refused.map((l) => [l.key, l.errorClass])).to.deep.equal([
+      ['ns/b', 'TypeError'],
+      ['ns/a', 'TypeError'],
+      ['ns/c', 'TypeError'],
+    ]);
+    expect(JSON.stringify(lines)).to.not.include('s3cr3t');
+    expect(lw.lists).to.equal(1);
   });
 
   it('replays cached objects as adds to a handler registered late', async () => {
