@@ -27,6 +27,7 @@ import { conversionTraffic, crdName, startConversionStack, VERSION_PAIRS, WEBHOO
 import { eventually } from '../support/eventually';
 import { apply, getJson, kubectlOk } from '../support/kube';
 import { certManagerCrds } from '../support/test-tools';
+import { testApp } from '../support/test-app';
 
 const SERVICE = 'bucketoperator-webhook';
 const b64 = (s: string) => Buffer.from(s, 'utf8').toString('base64');
@@ -97,7 +98,7 @@ describe('conversion webhook with certificates kept by cert-manager (its CRDs on
   });
 
   it("cert-manager's schemas take the Issuers and Certificates the construct renders, with a CA of its own or a given ClusterIssuer", async () => {
-    const own = new Chart(Testing.app(), 'own');
+    const own = new Chart(testApp(), 'own');
     const rendered = new WebhookCertificates(own, 'certs', { namespace: opNs, serviceName: SERVICE, secretName: WEBHOOK_SECRET });
     await kubectlOk(cp, ['apply', '-f', '-'], JSON.stringify({ apiVersion: 'v1', kind: 'List', items: Testing.synth(own) }));
     const certs = JSON.parse(await kubectlOk(cp, ['get', 'certificates.cert-manager.io', '-n', opNs, '-o', 'json'])) as {
@@ -109,7 +110,7 @@ describe('conversion webhook with certificates kept by cert-manager (its CRDs on
     ]);
     expect(rendered.injectCaFrom).to.equal(`${opNs}/${SERVICE}`);
 
-    const given = new Chart(Testing.app(), 'given');
+    const given = new Chart(testApp(), 'given');
     new WebhookCertificates(given, 'certs', {
       namespace: opNs,
       serviceName: 'other-webhook',

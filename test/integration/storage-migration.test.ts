@@ -36,6 +36,7 @@ import { apply, getJson, kubectlOk, providerManifests } from '../support/kube';
 import { startProviderProcess, type ProviderProcess } from '../support/provider-process';
 import { freePort } from '../support/ports';
 import { freshNamespace } from './setup';
+import { testApp } from '../support/test-app';
 
 const COUNT = 1000;
 const BUCKETS_V1 = `storagebuckets.${v1.VERSION}.${v1.GROUP}`;
@@ -125,7 +126,7 @@ describe('storage migration to v2 and back on a real control plane', function ()
 
   /** Applies the migrations the construct renders for `version` and waits until both succeeded. */
   async function migrate(version: ApiVersionName): Promise<void> {
-    const chart = new Chart(Testing.app(), 'migration');
+    const chart = new Chart(testApp(), 'migration');
     const rendered = new OperatorStorageMigration(chart, 'm', { version });
     await kubectlOk(cp, ['apply', '-f', '-'], JSON.stringify({ apiVersion: 'v1', kind: 'List', items: Testing.synth(chart) }));
     // A migration starts once kube-controller-manager's garbage collector has watched past the

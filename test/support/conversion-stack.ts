@@ -25,6 +25,7 @@ import { startControlPlane, type ControlPlane } from './control-plane';
 import { eventually } from './eventually';
 import { kubectlOk } from './kube';
 import { freePort } from './ports';
+import { testApp } from './test-app';
 
 /** The two kinds, each as [v1, v2]. */
 export const VERSION_PAIRS = [
@@ -168,7 +169,7 @@ export async function startConversionStack(name: string, opts: { certificates?: 
       await kubectlOk(cp, ['wait', '--for=condition=Established', '--timeout=60s', ...VERSION_PAIRS.map(([d]) => `crd/${crdName(d)}`)]);
     };
     await applyCrds();
-    const chart = new Chart(Testing.app(), 'conversion');
+    const chart = new Chart(testApp(), 'conversion');
     new OperatorRbac(chart, 'rbac', {
       operatorNamespace: opNs,
       serviceAccountName: OPERATOR_SA,

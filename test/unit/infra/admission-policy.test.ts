@@ -20,6 +20,7 @@ import {
 } from '../../../operator/api/v1';
 import { desiredSecret, desiredService } from '../../../operator/bucket/owned';
 import { policyTable } from '../../support/policy-eval';
+import { testChart } from '../../support/test-app';
 
 interface Expr {
   readonly name: string;
@@ -35,7 +36,7 @@ const USER = 'system:serviceaccount:ops:op';
 const NS = 'team-a';
 
 const policySpec = (() => {
-  const chart = Testing.chart();
+  const chart = testChart();
   new OperatorAdmissionPolicy(chart, 'p', { operatorNamespace: 'ops', serviceAccountName: 'op' });
   const policy = (Testing.synth(chart) as Array<{ kind: string; spec: { variables: Expr[]; validations: Validation[] } }>).find(
     (o) => o.kind === 'ValidatingAdmissionPolicy',

@@ -4,11 +4,12 @@ import { OperatorCrds } from '../../../infra/crds';
 import { OperatorManager } from '../../../infra/manager';
 import { OperatorNamespace } from '../../../infra/namespace';
 import { OperatorRbac } from '../../../infra/rbac';
+import { testChart } from '../../support/test-app';
 
 type Obj = Record<string, any>; // eslint-disable-line @typescript-eslint/no-explicit-any -- synthesized YAML is untyped; tests index into it freely
 
 function synth(build: (chart: Chart) => void): Obj[] {
-  const chart = Testing.chart();
+  const chart = testChart();
   build(chart);
   return Testing.synth(chart) as Obj[];
 }

@@ -15,6 +15,7 @@ import * as v2 from '../../../operator/api/v2';
 import { combineVersions } from '../../../operator/api/versions';
 import { CONVERTED_CRD_NAMES } from '../../../operator/conversion/rbac';
 import { policyTable, type PolicyRules } from '../../support/policy-eval';
+import { testApp } from '../../support/test-app';
 
 type Obj = Record<string, any>; // eslint-disable-line @typescript-eslint/no-explicit-any -- rendered manifests are untyped; tests index into them freely
 
@@ -23,7 +24,7 @@ const SECRET = 'webhook-cert';
 const USER = `system:serviceaccount:${OPS}:op`;
 
 function render(on: boolean): Obj[] {
-  const chart = new Chart(Testing.app(), 'test');
+  const chart = new Chart(testApp(), 'test');
   const webhook = on ? { conversionWebhook: { secretName: SECRET } } : {};
   new OperatorRbac(chart, 'rbac', { operatorNamespace: OPS, serviceAccountName: 'op', readsClusterIdentity: false, userRoles: false, ...webhook });
   new OperatorAdmissionPolicy(chart, 'policy', { operatorNamespace: OPS, serviceAccountName: 'op', ...webhook });

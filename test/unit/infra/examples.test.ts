@@ -1,12 +1,13 @@
 import { expect } from 'chai';
 import { Testing } from 'cdk8s';
 import { BucketsChart, buildExampleApp } from '../../../examples/buckets';
+import { testApp } from '../../support/test-app';
 
 type Obj = { kind: string; metadata: { name: string; namespace?: string }; spec?: Record<string, unknown>; data?: Record<string, string> };
 
 describe('example app using the package', () => {
   it('synthesizes StorageBuckets with the API field names', () => {
-    const app = Testing.app();
+    const app = testApp();
     const chart = new BucketsChart(app, 'buckets', {
       namespace: 'team-a',
       endpoint: 'https://storage.example.com',

@@ -8,12 +8,13 @@ import { expect } from 'chai';
 import { Testing } from 'cdk8s';
 import * as lib from '../../../infra/index';
 import * as v2 from '../../../operator/api/v2';
+import { testChart } from '../../support/test-app';
 
 type Obj = Record<string, any>; // eslint-disable-line @typescript-eslint/no-explicit-any -- synthesized YAML is untyped; tests index into it freely
 
 describe('imports/: both versions of both kinds', () => {
   it('renders a v2 StorageBucket and BucketProviderConfig that the v2 schemas accept', () => {
-    const chart = Testing.chart();
+    const chart = testChart();
     new lib.StorageBucketV2(chart, 'logs', {
       metadata: { name: 'logs', namespace: 'team-a' },
       spec: { forProvider: { region: 'eu-west-1', size: '1500Mi' }, providerConfigRef: { name: 'default' } },
@@ -34,7 +35,7 @@ describe('imports/: both versions of both kinds', () => {
   });
 
   it("keeps v1's class names, so an app written against v1 compiles and renders as before", () => {
-    const chart = Testing.chart();
+    const chart = testChart();
     new lib.StorageBucket(chart, 'logs', { metadata: { name: 'logs' }, spec: { region: 'eu-west-1', sizeGb: 5, providerRef: { name: 'default' } } });
     expect((Testing.synth(chart) as Obj[])[0]?.['apiVersion']).to.equal('storage.avalonhosting.example/v1');
   });

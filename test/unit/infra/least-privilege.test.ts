@@ -13,6 +13,7 @@ import { CREDENTIALS_SECRET_LABEL, CREDENTIALS_SECRET_TYPE, MANAGED_BY_LABEL, MA
 import { BUCKET_PERMISSIONS } from '../../../operator/bucket/rbac';
 import { SECRET_IN_USE_FINALIZER } from '../../../operator/bucket/secret-protection';
 import { RUNTIME_PERMISSIONS } from '../../../operator/runtime/rbac';
+import { testApp, testChart } from '../../support/test-app';
 
 type Obj = Record<string, any>; // eslint-disable-line @typescript-eslint/no-explicit-any -- synthesized YAML is untyped; tests index into it freely
 
@@ -46,7 +47,7 @@ const OPERATOR_NS = 'bucketoperator-system';
 const SA = 'bucketoperator-controller-manager';
 
 function appFor(mode: RbacMode): Obj[] {
-  const chart = new Chart(Testing.app(), 'test');
+  const chart = new Chart(testApp(), 'test');
   new BucketOperator(chart, 'operator', mode === 'namespace' ? { mode, namespace: 'ops', watchNamespace: 'team-a' } : { mode });
   return Testing.synth(chart) as Obj[];
 }
@@ -115,7 +116,7 @@ describe('least privilege', () => {
 
   describe('OperatorAdmissionPolicy', () => {
     const objs = (() => {
-      const chart = Testing.chart();
+      const chart = testChart();
       new OperatorAdmissionPolicy(chart, 'p', { operatorNamespace: 'ops', serviceAccountName: 'op' });
       return Testing.synth(chart) as Obj[];
     })();
@@ -160,7 +161,7 @@ describe('least privilege', () => {
 
     it('refuses props that are not Kubernetes names, quoting the field', () => {
       const build = (props: { operatorNamespace: string; serviceAccountName: string; name?: string }) => () =>
-        new OperatorAdmissionPolicy(Testing.chart(), 'p', props);
+        new OperatorAdmissionPolicy(testChart(), 'p', props);
       expect(build({ operatorNamespace: 'a"b', serviceAccountName: 'op' })).to.throw(/props\.operatorNamespace/);
       expect(build({ operatorNamespace: 'ops', serviceAccountName: 'Op' })).to.throw(/props\.serviceAccountName/);
       expect(build({ operatorNamespace: 'ops', serviceAccountName: 'op', name: 'x y' })).to.throw(/props\.name/);

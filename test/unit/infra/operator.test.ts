@@ -7,6 +7,7 @@ import { BucketOperator, connectionSecretName, serviceName, StorageBucket, Stora
 import { CHART_IDS } from '../../../infra/app';
 import { REPO_ROOT } from '../../../infra/generate';
 import { accessSecretName, serviceName as ownedServiceName } from '../../../operator/bucket/names';
+import { testApp } from '../../support/test-app';
 
 type Obj = Record<string, any>; // eslint-disable-line @typescript-eslint/no-explicit-any -- synthesized YAML is untyped; tests index into it freely
 
@@ -27,7 +28,7 @@ function identityRbac(objs: Obj[]): string[] {
 }
 
 function synth(props?: BucketOperatorProps, chartNamespace?: string): Obj[] {
-  const chart = new Chart(Testing.app(), 'test', { namespace: chartNamespace });
+  const chart = new Chart(testApp(), 'test', { namespace: chartNamespace });
   new BucketOperator(chart, 'operator', props);
   return Testing.synth(chart) as Obj[];
 }
@@ -227,7 +228,7 @@ describe('BucketOperator', () => {
 });
 
 describe('bucket helpers', () => {
-  const chart = new Chart(Testing.app(), 'helpers', { namespace: 'team-a' });
+  const chart = new Chart(testApp(), 'helpers', { namespace: 'team-a' });
   const bucket = new StorageBucket(chart, 'logs', {
     metadata: { name: 'logs' },
     spec: { region: 'eu-west-1', sizeGb: 1, providerRef: { name: 'default' } },
