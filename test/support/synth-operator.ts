@@ -1,14 +1,14 @@
 /** `BucketOperator` rendered for tests that read its manifests. */
-import { Chart, Testing } from 'cdk8s';
+import { Testing } from 'cdk8s';
 import { BucketOperator, type BucketOperatorProps } from '../../infra/operator';
-import { testApp } from './test-app';
+import { testChart } from './test-app';
 
 /** A rendered manifest. */
 export type Manifest = Record<string, any>; // eslint-disable-line @typescript-eslint/no-explicit-any -- synthesized YAML is untyped; tests index into it freely
 
 /** Every manifest `BucketOperator(props)` renders. */
 export function synthOperator(props: BucketOperatorProps): Manifest[] {
-  const chart = new Chart(testApp(), 'test');
+  const chart = testChart();
   new BucketOperator(chart, 'operator', props);
   return Testing.synth(chart) as Manifest[];
 }

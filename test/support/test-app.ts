@@ -1,7 +1,7 @@
 /**
- * A cdk8s App for tests. `Testing.app()` (and `Testing.chart()`) makes a folder in the system's temporary directory per
- * call and never removes it (about 75 a run of the suites); these all go under one folder that
- * is removed when the process exits.
+ * A cdk8s App for tests. `Testing.app()` (and `Testing.chart()`) makes a folder in the system's
+ * temporary directory per call and never removes it (about 75 a run of the suites); these all go
+ * under one folder that is removed when the process exits.
  */
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';

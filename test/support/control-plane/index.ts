@@ -362,7 +362,7 @@ class LocalControlPlane implements ControlPlane {
     // The token in a file of its own, as a Pod has it mounted: the operator then authenticates
     // the way its Deployment does (a token file, looked at again as the kubelet rotates it).
     const tokenFile = `${path}.token`;
-    await writeFile(tokenFile, token, { mode: 0o600 });
+    if (!opts.inlineToken) await writeFile(tokenFile, token, { mode: 0o600 });
     await writeKubeconfig(path, {
       server: this.server,
       caFile: this.pki.caCert,

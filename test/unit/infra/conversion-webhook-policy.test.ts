@@ -6,7 +6,7 @@
  * test/integration/conversion-webhook.test.ts runs the operator as its ServiceAccount under both.
  */
 import { expect } from 'chai';
-import { Chart, Testing } from 'cdk8s';
+import { Testing } from 'cdk8s';
 import { OperatorAdmissionPolicy } from '../../../infra/admission-policy';
 import { renderCrd } from '../../../infra/crd';
 import { OperatorRbac } from '../../../infra/rbac';
@@ -15,7 +15,7 @@ import * as v2 from '../../../operator/api/v2';
 import { combineVersions } from '../../../operator/api/versions';
 import { CONVERTED_CRD_NAMES } from '../../../operator/conversion/rbac';
 import { policyTable, type PolicyRules } from '../../support/policy-eval';
-import { testApp } from '../../support/test-app';
+import { testChart } from '../../support/test-app';
 
 type Obj = Record<string, any>; // eslint-disable-line @typescript-eslint/no-explicit-any -- rendered manifests are untyped; tests index into them freely
 
@@ -24,7 +24,7 @@ const SECRET = 'webhook-cert';
 const USER = `system:serviceaccount:${OPS}:op`;
 
 function render(on: boolean): Obj[] {
-  const chart = new Chart(testApp(), 'test');
+  const chart = testChart();
   const webhook = on ? { conversionWebhook: { secretName: SECRET } } : {};
   new OperatorRbac(chart, 'rbac', { operatorNamespace: OPS, serviceAccountName: 'op', readsClusterIdentity: false, userRoles: false, ...webhook });
   new OperatorAdmissionPolicy(chart, 'policy', { operatorNamespace: OPS, serviceAccountName: 'op', ...webhook });

@@ -4,7 +4,7 @@
  * its writes is wired to the operator's own ServiceAccount in both RBAC modes.
  */
 import { expect } from 'chai';
-import { Chart, Testing } from 'cdk8s';
+import { Testing } from 'cdk8s';
 import { OperatorAdmissionPolicy } from '../../../infra/admission-policy';
 import { CHART_IDS } from '../../../infra/app';
 import { BucketOperator } from '../../../infra/operator';
@@ -13,7 +13,7 @@ import { CREDENTIALS_SECRET_LABEL, CREDENTIALS_SECRET_TYPE, MANAGED_BY_LABEL, MA
 import { BUCKET_PERMISSIONS } from '../../../operator/bucket/rbac';
 import { SECRET_IN_USE_FINALIZER } from '../../../operator/bucket/secret-protection';
 import { RUNTIME_PERMISSIONS } from '../../../operator/runtime/rbac';
-import { testApp, testChart } from '../../support/test-app';
+import { testChart } from '../../support/test-app';
 
 type Obj = Record<string, any>; // eslint-disable-line @typescript-eslint/no-explicit-any -- synthesized YAML is untyped; tests index into it freely
 
@@ -47,7 +47,7 @@ const OPERATOR_NS = 'bucketoperator-system';
 const SA = 'bucketoperator-controller-manager';
 
 function appFor(mode: RbacMode): Obj[] {
-  const chart = new Chart(testApp(), 'test');
+  const chart = testChart();
   new BucketOperator(chart, 'operator', mode === 'namespace' ? { mode, namespace: 'ops', watchNamespace: 'team-a' } : { mode });
   return Testing.synth(chart) as Obj[];
 }

@@ -4,11 +4,10 @@
  * that rewrite what is stored (both ways: v2 to upgrade, v1 to go back).
  */
 import { expect } from 'chai';
-import { Chart } from 'cdk8s';
 import { OperatorCrds } from '../../../infra/crds';
 import type { BucketOperatorProps } from '../../../infra/operator';
 import { ofKind, synthOperator as synth, type Manifest as Obj } from '../../support/synth-operator';
-import { testApp } from '../../support/test-app';
+import { testChart } from '../../support/test-app';
 
 const stored = (objs: Obj[]) =>
   ofKind(objs, 'CustomResourceDefinition').map((c) => [
@@ -71,7 +70,7 @@ describe('BucketOperator storage version and migration', () => {
     expect(() => synth({ conversionWebhook: { storageVersion: 'v3' as 'v2' } })).to.throw(
       "BucketOperator: props.conversionWebhook.storageVersion must be one of v1, v2, got 'v3'",
     );
-    const chart = new Chart(testApp(), 'test');
+    const chart = testChart();
     expect(() => new OperatorCrds(chart, 'crds', { storageVersion: 'v2' })).to.throw("props.storageVersion 'v2' needs props.conversionWebhook");
   });
 });
