@@ -92,7 +92,7 @@ export class Bench {
   nodeOptions: readonly string[] = [];
   /** Operator flags for ours beyond the Deployment's (local-only ones, see deployment-invocation.ts). */
   oursFlags: Readonly<Record<string, string>> = {};
-  /** Set: kube-apiserver CPU profiles of each delete phase are written there (`go tool pprof`). */
+  /** Set: kube-apiserver CPU profiles of each converge and delete phase are written there (`go tool pprof`). */
   apiServerProfileDir?: string;
   /** Length of each kube-apiserver CPU profile. */
   apiServerProfileSeconds = 10;
@@ -437,6 +437,26 @@ export class Bench {
    */
   async leftAtProvider(): Promise<number> {
     return (await this.provider.buckets()).length;
+  }
+
+  /**
+   * Waits until the operator's StorageBucket controller is idle: nothing queued and no worker
+   * busy, in three readings a second apart (items waiting out a requeue delay are not queued
+   * yet, so a polling operator reads idle between its polls). Resolves with the seconds it
+   * took, or with the cap when it never settled. A steady window opened on a fixed delay after
+   * the last Ready caught a queue still draining (the peer's at 10,000 buckets).
+   */
+  async settle(capMs: number): Promise<number> {
+    const t0 = Date.now();
+    let quiet = 0;
+    while (Date.now() - t0 < capMs && quiet < 3) {
+      const samples: Sample[] = this.operator ? await scrape(this.operator.metricsUrl) : [];
+      const depth = sum(samples, 'workqueue_depth', { name: 'storagebucket' });
+      const busy = sum(samples, 'controller_runtime_active_workers', { controller: 'storagebucket' });
+      quiet = depth === 0 && busy === 0 ? quiet + 1 : 0;
+      if (quiet < 3) await new Promise((r) => setTimeout(r, 1000));
+    }
+    return (Date.now() - t0) / 1000;
   }
 
   /** Counters at this moment. */

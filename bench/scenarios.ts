@@ -94,9 +94,11 @@ export async function bulkCreate(bench: Bench, n: number, s: ScenarioSettings): 
   const cpu0 = cpuSeconds(op.pid);
   const r0 = await bench.read();
   const t0 = Date.now();
+  const profile = bench.apiServerProfile(`${bench.subject.name}-${ns}-converge`, bench.apiServerProfileSeconds);
   await bench.createBuckets(ns, n);
   figures['created s'] = round((Date.now() - t0) / 1000, 1);
   figures['all Ready s'] = round((await bench.waitAllReady(ns, n, t0, 60 * 60_000)) / 1000, 1);
+  await profile;
   const r1 = await bench.read();
   figures['converge CPU s'] = round(cpuSeconds(op.pid) - cpu0, 1);
   figures['converge peak RSS MiB'] = round(peakRssMiB(op.pid), 0);
@@ -125,7 +127,9 @@ export async function backlog(bench: Bench, n: number, s: ScenarioSettings): Pro
   const t1 = Date.now();
   const op = await bench.startOperator(s.workers, s.convergeProviderQps);
   const cpu0 = cpuSeconds(op.pid);
+  const profile = bench.apiServerProfile(`${bench.subject.name}-${ns}-converge`, bench.apiServerProfileSeconds);
   figures['backlog all Ready s'] = round((await bench.waitAllReady(ns, n, t1, 60 * 60_000)) / 1000, 1);
+  await profile;
   const r1 = await bench.read();
   figures['backlog CPU s'] = round(cpuSeconds(op.pid) - cpu0, 1);
   figures['backlog peak RSS MiB'] = round(peakRssMiB(op.pid), 0);
@@ -143,8 +147,10 @@ export async function backlog(bench: Bench, n: number, s: ScenarioSettings): Pro
 
 /** Steady state with N Ready buckets: nothing to write, the provider asked as little as possible. */
 async function steady(bench: Bench, pid: number, n: number, seconds: number): Promise<Figures> {
-  // Let the last owned-object and config events pass before the window opens.
-  await sleep(15_000);
+  // Let the last owned-object and config events pass before the window opens, then wait for
+  // the controller to drain what they queued: the window measures a steady loop, not a tail.
+  await sleep(5_000);
+  const settled = await bench.settle(10 * 60_000);
   const cpu0 = cpuSeconds(pid);
   const s0 = await bench.read();
   await sleep(seconds * 1000);
@@ -154,6 +160,7 @@ async function steady(bench: Bench, pid: number, n: number, seconds: number): Pr
   const d = delta(s0, s1);
   const perHour = 3600 / seconds;
   const figures: Figures = {
+    'steady settled after s': round(5 + settled, 0),
     'steady CPU %': round(((cpuSeconds(pid) - cpu0) / seconds) * 100, 2),
     'steady RSS MiB': round(rssMiB(pid), 0),
     'steady api writes/h': round(d.apiWrites * perHour, 0),
