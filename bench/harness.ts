@@ -5,6 +5,7 @@
  * readings a scenario takes: operator API requests by verb, provider calls, reconciles.
  */
 import { randomBytes } from 'node:crypto';
+import { setTimeout as sleep } from 'node:timers/promises';
 import { spawn } from 'node:child_process';
 import { closeSync, mkdirSync, mkdtempSync, openSync, readdirSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import { loadavg, tmpdir } from 'node:os';
@@ -442,21 +443,20 @@ export class Bench {
   /**
    * Waits until the operator's StorageBucket controller is idle: nothing queued and no worker
    * busy, in three readings a second apart (items waiting out a requeue delay are not queued
-   * yet, so a polling operator reads idle between its polls). Resolves with the seconds it
-   * took, or with the cap when it never settled. A steady window opened on a fixed delay after
-   * the last Ready caught a queue still draining (the peer's at 10,000 buckets).
+   * yet, so a polling operator reads idle between its polls), or until `capMs` have passed. A
+   * steady window opened on a fixed delay after the last Ready caught a queue still draining
+   * (the peer's at 10,000 buckets).
    */
-  async settle(capMs: number): Promise<number> {
+  async settle(capMs: number): Promise<void> {
     const t0 = Date.now();
     let quiet = 0;
-    while (Date.now() - t0 < capMs && quiet < 3) {
+    while (quiet < 3 && Date.now() - t0 < capMs) {
       const samples: Sample[] = this.operator ? await scrape(this.operator.metricsUrl) : [];
       const depth = sum(samples, 'workqueue_depth', { name: 'storagebucket' });
       const busy = sum(samples, 'controller_runtime_active_workers', { controller: 'storagebucket' });
       quiet = depth === 0 && busy === 0 ? quiet + 1 : 0;
-      if (quiet < 3) await new Promise((r) => setTimeout(r, 1000));
+      if (quiet < 3) await sleep(1000);
     }
-    return (Date.now() - t0) / 1000;
   }
 
   /** Counters at this moment. */
