@@ -12,7 +12,6 @@ import type { StorageBucket } from '../api/v1';
 import {
   ADOPT_ANNOTATION,
   BUCKET_FINALIZER,
-  CREATE_TARGET_ANNOTATION,
   IDEMPOTENCY_KEY_ANNOTATION,
   PAUSED_ANNOTATION,
   RECONCILE_REQUESTED_ANNOTATION,
@@ -22,8 +21,10 @@ import {
 } from '../api/v1';
 import type { ProviderBucket, UpdateBucketRequest } from '../provider-client';
 import { findCondition, type Condition } from '../runtime';
+import { providerChanged, sentElsewhereBlock } from './blocks';
+import { cleanup } from './cleanup';
 import { ConditionType, Reason } from './reasons';
-import { CLEANUP, relation, type Relation } from './ownership';
+import { accountChanged, moved, relation, sentElsewhere, type Relation } from './ownership';
 import { CLUSTER_TAG, missingTags } from './tags';
 
 /**
@@ -78,8 +79,10 @@ export interface DecisionFacts {
    */
   readonly ownerExists?: (namespace: string, name: string) => boolean;
   /**
-   * `namespace/name` of another live StorageBucket whose idempotency key annotation is `key`,
-   * if any: the object that made a bucket whose owner tags are gone. @default none
+   * `namespace/name` of another live StorageBucket that made a bucket with `key`, if any: the
+   * object whose uid the key was minted for, or (a key from before keys carried a uid) whose
+   * idempotency key annotation is `key`. Tells the maker of a bucket whose owner tags are
+   * gone. @default none
    */
   readonly keyOwner?: (key: string) => string | undefined;
   /** Set once the provider was asked (or a call's answer told what it holds). */
@@ -193,10 +196,16 @@ export type Need =
  * answer.
  */
 export function decide(bucket: StorageBucket, facts: DecisionFacts): Step | Need {
-  const offline = beforeConnect(bucket);
-  if (offline) return offline;
+  if (bucket.metadata.deletionTimestamp && !hasFinalizer(bucket)) return { type: 'nothing' };
+  if (bucket.metadata.annotations?.[PAUSED_ANNOTATION] === 'true') {
+    return { type: 'paused', message: `reconciliation paused by ${PAUSED_ANNOTATION}` };
+  }
+  // Deletion is decided in one place, where the provenance check cannot be stepped around.
+  if (bucket.metadata.deletionTimestamp) return cleanup(bucket, facts);
+  const errors = validateCached(StorageBucketSpec, bucket.spec);
+  if (errors.length > 0) return { type: 'blocked', reason: Reason.InvalidSpec, message: formatFieldErrors('spec', errors) };
   if (!facts.connection) return { type: 'connect' };
-  if ('failure' in facts.connection) return notConnected(bucket, facts.connection.failure);
+  if ('failure' in facts.connection) return { type: 'waitForConfig', ...facts.connection.failure };
   const to = facts.connection;
   const clusterId = facts.clusterId ?? '';
   // Observe never acts on the provider, so its answer needs no account to be read.
@@ -236,34 +245,6 @@ function hasFinalizer(bucket: StorageBucket): boolean {
   return (bucket.metadata.finalizers ?? []).includes(BUCKET_FINALIZER);
 }
 
-/** Decisions that need no config, no credentials and no provider. */
-function beforeConnect(bucket: StorageBucket): Step | undefined {
-  const deleting = Boolean(bucket.metadata.deletionTimestamp);
-  if (deleting && !hasFinalizer(bucket)) return { type: 'nothing' };
-  if (bucket.metadata.annotations?.[PAUSED_ANNOTATION] === 'true') {
-    return { type: 'paused', message: `reconciliation paused by ${PAUSED_ANNOTATION}` };
-  }
-  // Orphan and Observe keep the provider bucket, so deletion needs no provider call at all.
-  if (deleting && ((bucket.spec.deletionPolicy ?? 'Delete') === 'Orphan' || isObserveOnly(bucket))) {
-    return { type: 'removeFinalizer', why: 'orphan' };
-  }
-  if (!deleting) {
-    const errors = validateCached(StorageBucketSpec, bucket.spec);
-    if (errors.length > 0) return { type: 'blocked', reason: Reason.InvalidSpec, message: formatFieldErrors('spec', errors) };
-  }
-  return undefined;
-}
-
-/**
- * Without a connection nothing can be asked or changed at the provider. A deletion may still
- * finish when nothing was ever sent (no id, no key), so nothing can exist there.
- */
-function notConnected(bucket: StorageBucket, failure: ConnectFailure): Step {
-  const neverSent = !bucket.status?.id && !bucket.metadata.annotations?.[IDEMPOTENCY_KEY_ANNOTATION];
-  if (bucket.metadata.deletionTimestamp && neverSent) return { type: 'removeFinalizer', why: 'gone' };
-  return { type: 'waitForConfig', reason: failure.reason, message: failure.message };
-}
-
 /**
  * True when `bucket`'s status can stand in for a provider observation: Ready and Synced for
  * its current generation, with the id and endpoint of a bucket recorded at the endpoint (and
@@ -287,39 +268,10 @@ export function statusTrusted(bucket: StorageBucket, to: ConnectedTo): boolean {
   return current(ConditionType.Ready) && current(ConditionType.Synced);
 }
 
-/**
- * The relation the status alone proves, without asking the provider: `ourKey` when the
- * provider answered, for the recorded id, that the object's current idempotency key made it,
- * at the endpoint and in the account the connection reaches now, and no adoption is involved.
- * Otherwise nothing: an id recorded while observing, adopting or after a key rotation is only
- * a name, and an annotation removed later proves nothing, so the provider is asked.
- */
-function recordedRelation(bucket: StorageBucket, to: ConnectedTo): Relation | undefined {
-  const key = bucket.metadata.annotations?.[IDEMPOTENCY_KEY_ANNOTATION];
-  const status = bucket.status ?? {};
-  if (!status.id || key === undefined || status.idempotencyKey !== key) return undefined;
-  if (bucket.metadata.annotations?.[ADOPT_ANNOTATION] || moved(bucket, to)) return undefined;
-  // The account must be known on both sides: the same id in another account is another bucket.
-  if (!status.account || !to.accountId) return undefined;
-  return { type: 'ourKey' };
-}
-
-/**
- * Decides from the object and its connection, before any provider call. Deletion issues the
- * DELETE at once (a 404 means gone) only when {@link recordedRelation} proves the bucket is
- * this object's and {@link CLEANUP} says it may go; anything else is observed first, so the
- * provider's tags or key decide (plan()).
- */
+/** Decides from the object and its connection, before any provider call (Apply only). */
 function preplan(bucket: StorageBucket, to: ConnectedTo, driftReported: boolean): Step | Need {
   const key = bucket.metadata.annotations?.[IDEMPOTENCY_KEY_ANNOTATION];
   const status = bucket.status ?? {};
-  if (bucket.metadata.deletionTimestamp) {
-    const recorded = recordedRelation(bucket, to);
-    if (status.id && recorded && CLEANUP[recorded.type] === 'delete') return { type: 'delete', id: status.id };
-    // Nothing was ever sent without a key, and an adoption never recorded changed nothing.
-    if (!status.id && !key) return { type: 'removeFinalizer', why: 'gone' };
-    return { type: 'observe', fence: true };
-  }
   // Observe never creates, so it needs neither finalizer nor key: plan() mirrors what it finds.
   if (isObserveOnly(bucket)) return { type: 'observe', fence: false };
   if (!hasFinalizer(bucket) || !key) {
@@ -333,66 +285,10 @@ function preplan(bucket: StorageBucket, to: ConnectedTo, driftReported: boolean)
   return { type: 'observe', fence: false };
 }
 
-/**
- * True when the status records the bucket at another endpoint, or in another provider
- * account, than the connection reaches now (either side unknown: no).
- */
-function moved(bucket: StorageBucket, to: ConnectedTo): boolean {
-  const status = bucket.status;
-  if (!status?.id) return false;
-  return (status.providerEndpoint !== undefined && status.providerEndpoint !== to.endpoint) || accountChanged(bucket, to);
-}
-
-function accountChanged(bucket: StorageBucket, to: ConnectedTo): boolean {
-  const recorded = bucket.status?.account;
-  return recorded !== undefined && to.accountId !== undefined && recorded !== to.accountId;
-}
-
-/** The ProviderChanged block: where the bucket was made, and where the config points now. */
-function providerChanged(bucket: StorageBucket, to: ConnectedTo): Step {
-  const status = bucket.status ?? {};
-  const where =
-    status.providerEndpoint !== undefined && status.providerEndpoint !== to.endpoint
-      ? `was created at ${status.providerEndpoint}, but the BucketProviderConfig now points at ${to.endpoint}`
-      : `was created in provider account ${status.account ?? ''}, but the BucketProviderConfig's Secret now holds credentials of account ${to.accountId ?? ''}`;
-  return {
-    type: 'blocked',
-    reason: Reason.ProviderChanged,
-    message: `bucket ${status.id ?? ''} ${where}; point the config back, or set deletionPolicy Orphan and delete this StorageBucket to let it go`,
-  };
-}
-
 /** What plan() may ask about other StorageBuckets (from the cache). */
 interface Others {
   readonly ownerExists: (namespace: string, name: string) => boolean;
   readonly keyOwner: (key: string) => string | undefined;
-}
-
-/** `endpoint`, with the account when known, as messages name a provider. */
-function describeTarget(endpoint: string, accountId: string | undefined): string {
-  return accountId ? `${endpoint} (account ${accountId})` : endpoint;
-}
-
-/**
- * The {@link CREATE_TARGET_ANNOTATION} value for a create from `bucket` through `to`: written
- * with the key, before the create is sent.
- */
-export function createTarget(bucket: StorageBucket, to: ConnectedTo): string {
-  return `${bucket.metadata.uid ?? ''} ${to.accountId ?? ''} ${to.endpoint}`;
-}
-
-/**
- * Where this object's pending create went, when that is not where the connection reaches now
- * and no answer recorded an id; undefined otherwise. A value written for another uid (a copied
- * manifest, a restore) says nothing about this object.
- */
-function sentElsewhere(bucket: StorageBucket, to: ConnectedTo): string | undefined {
-  const value = bucket.metadata.annotations?.[CREATE_TARGET_ANNOTATION];
-  if (bucket.status?.id || !value) return undefined;
-  const [uid = '', account = '', endpoint = ''] = value.split(' ');
-  if (uid !== bucket.metadata.uid) return undefined;
-  const accountMoved = account !== '' && to.accountId !== undefined && account !== to.accountId;
-  return endpoint !== to.endpoint || accountMoved ? describeTarget(endpoint, account || undefined) : undefined;
 }
 
 /**
@@ -402,8 +298,6 @@ function sentElsewhere(bucket: StorageBucket, to: ConnectedTo): string | undefin
  */
 function plan(bucket: StorageBucket, obs: Observation, to: ConnectedTo, clusterId: string, others: Others): Step {
   if (isObserveOnly(bucket)) return planObserve(bucket, obs);
-  // Everything of this object's that the observation showed was just deleted.
-  if (bucket.metadata.deletionTimestamp && !obs.exists && obs.deleted) return { type: 'removeFinalizer', why: 'gone' };
   const rel = obs.exists ? relation(bucket, obs.bucket, clusterId) : undefined;
   // "Not found" at another provider or account than the one holding our bucket proves
   // nothing: recreating (or releasing the finalizer) there would duplicate or orphan the
@@ -412,20 +306,7 @@ function plan(bucket: StorageBucket, obs: Observation, to: ConnectedTo, clusterI
   if (moved(bucket, to) && rel?.type !== 'thisObject') return providerChanged(bucket, to);
   // Likewise a create whose answer was lost, sent where the config no longer points.
   const sentTo = sentElsewhere(bucket, to);
-  if (!obs.exists && sentTo) {
-    return {
-      type: 'blocked',
-      reason: Reason.ProviderChanged,
-      message: `a create with this object's idempotency key was sent to ${sentTo} and its answer never came, but the BucketProviderConfig now points at ${describeTarget(to.endpoint, to.accountId)}; point the config back so the operator can look the key up there, or remove the annotation ${CREATE_TARGET_ANNOTATION} if nothing was created there`,
-    };
-  }
-
-  if (bucket.metadata.deletionTimestamp) {
-    if (!obs.exists) return { type: 'removeFinalizer', why: 'gone' };
-    // Found by this very observation, so a 404 on the DELETE can only mean it went since.
-    const ours = [obs.bucket, obs.keyBucket].find((b) => b !== undefined && CLEANUP[relation(bucket, b, clusterId).type] === 'delete');
-    return ours ? { type: 'delete', id: ours.id } : { type: 'removeFinalizer', why: 'notOurs' };
-  }
+  if (!obs.exists && sentTo) return sentElsewhereBlock(sentTo, to);
 
   const key = bucket.metadata.annotations?.[IDEMPOTENCY_KEY_ANNOTATION] ?? '';
   const status = bucket.status ?? {};
@@ -447,7 +328,7 @@ function plan(bucket: StorageBucket, obs: Observation, to: ConnectedTo, clusterI
   }
 
   const external = obs.bucket;
-  const taken = takenElsewhere(bucket, external, relation(bucket, external, clusterId), others);
+  const taken = takenElsewhere(external, relation(bucket, external, clusterId), others);
   if (taken) return taken;
   const adopting = !status.id && adoptId !== undefined;
   if (external.phase === 'Provisioning' || external.phase === 'Resizing') return { type: 'wait', phase: external.phase };
@@ -468,7 +349,7 @@ function plan(bucket: StorageBucket, obs: Observation, to: ConnectedTo, clusterI
  * tags. Both blocks are checked again every drift interval: the owner's deletion is not an
  * event of this object.
  */
-function takenElsewhere(bucket: StorageBucket, external: ProviderBucket, rel: Relation, others: Others): Step | undefined {
+function takenElsewhere(external: ProviderBucket, rel: Relation, others: Others): Step | undefined {
   const id = external.id;
   if (rel.type === 'otherCluster') {
     return {
@@ -479,9 +360,11 @@ function takenElsewhere(bucket: StorageBucket, external: ProviderBucket, rel: Re
     };
   }
   if (rel.type === 'untagged' || rel.type === 'earlierObject') {
-    // Its tags are gone, but the key that made it names its maker, which may still live.
+    // Its tags are gone, but the key that made it names its maker, which may still live. A key
+    // this object carries proves nothing by itself (it may be a copy): only one minted for its
+    // uid would, and that bucket would be `ourKey`, not here.
     const key = external.idempotencyKey;
-    const maker = key !== undefined && key !== bucket.metadata.annotations?.[IDEMPOTENCY_KEY_ANNOTATION] ? others.keyOwner(key) : undefined;
+    const maker = key !== undefined ? others.keyOwner(key) : undefined;
     if (!maker) return undefined;
     return {
       type: 'blocked',
@@ -520,27 +403,6 @@ function planObserve(bucket: StorageBucket, obs: Observation): Step {
 
 function wasReady(bucket: StorageBucket): boolean {
   return findCondition(bucket.status?.conditions as Condition[] | undefined, ConditionType.Ready)?.status === 'True';
-}
-
-/**
- * What an observation leaves once bucket `id` is deleted (`obs` undefined: the DELETE was
- * decided from the status alone, which names the only bucket the key made).
- */
-export function remainingAfterDelete(obs: Observation | undefined, id: string): Observation {
-  if (!obs?.exists) return { exists: false, deleted: true };
-  if (obs.bucket.id !== id) return { exists: true, bucket: obs.bucket };
-  return obs.keyBucket ? { exists: true, bucket: obs.keyBucket } : { exists: false, deleted: true };
-}
-
-/**
- * How a bucket found by idempotency key relates to `bucket`: its own (made by its key, whatever
- * uid its tags carry: a restored backup keeps the key), or another object's (the key
- * annotation was copied with a manifest, in this cluster or another), told apart by the tags.
- */
-export function keyObservation(bucket: StorageBucket, byKey: ProviderBucket | undefined, clusterId: string): Observation {
-  if (!byKey) return { exists: false };
-  const rel = relation(bucket, byKey, clusterId).type;
-  return rel === 'otherObject' || rel === 'otherCluster' ? { exists: false, foreignKey: true } : { exists: true, bucket: byKey };
 }
 
 /**

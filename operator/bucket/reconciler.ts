@@ -10,8 +10,7 @@ import { ReleasedObjects } from './released';
 import { randomUUID } from 'node:crypto';
 import type { V1Service } from '@kubernetes/client-node';
 import type { StorageBucket } from '../api/v1';
-import { ADOPT_ANNOTATION, BUCKET_FINALIZER, CREATE_TARGET_ANNOTATION, IDEMPOTENCY_KEY_ANNOTATION } from '../api/v1';
-import type { ProviderBucket } from '../provider-client';
+import { BUCKET_FINALIZER, CREATE_TARGET_ANNOTATION, IDEMPOTENCY_KEY_ANNOTATION } from '../api/v1';
 import {
   done,
   isConflict,
@@ -25,27 +24,19 @@ import {
   type Reconciler,
   type Request,
 } from '../runtime';
+import { remainingAfterDelete } from './cleanup';
 import { ConnectError, type Connection } from './connect';
-import { classifyFailure, isKeyReused, isKeySpent } from './failure';
+import { externalClient, type ExternalClient } from './external';
+import { classifyFailure } from './failure';
 import { STORAGE_BUCKET } from './kinds';
 import type { DriftMetrics } from './lifecycle-metrics';
 import type { OwnedSecret } from './owned';
 import { OwnedObjects } from './owned-sync';
-import {
-  assertNever,
-  createTarget,
-  decide,
-  keyObservation,
-  remainingAfterDelete,
-  type ConnectedTo,
-  type DecisionFacts,
-  type Observation,
-  type Step,
-} from './plan';
+import { createTarget, keyUid, mintKey } from './ownership';
+import { assertNever, decide, type ConnectedTo, type DecisionFacts, type Observation, type Step } from './plan';
 import { EventReason } from './reasons';
 import { nextStatus, statusEqual, type StatusFacts } from './status';
 import { stepStatus, type StepFacts } from './step-status';
-import { operatorTags } from './tags';
 import { settled, type EventSink, type ObjectWriter, type WriteFailures } from './writer';
 
 /** Dependencies of {@link BucketReconciler}. */
@@ -84,7 +75,7 @@ export interface BucketReconcilerDeps {
   readonly driftReports?: { reported(key: ObjectKey): boolean };
   /** @default () => new Date() */
   readonly now?: () => Date;
-  /** Idempotency key generator. @default crypto.randomUUID */
+  /** The nonce of each new idempotency key (the key is `<uid>.<nonce>`, see ownership.ts). @default crypto.randomUUID */
   readonly newKey?: () => string;
   /** Spreads requeues so buckets created together do not poll together. @default ±10 % */
   readonly jitter?: (ms: number) => number;
@@ -173,7 +164,7 @@ export class BucketReconciler implements Reconciler {
           continue;
         }
         if (next.type === 'observe') {
-          facts = { ...facts, observation: await this.observe(mustConnect(conn), bucket, next.fence, ctx.signal) };
+          facts = { ...facts, observation: await this.external(conn).observe(bucket, next.fence, ctx.signal) };
           continue;
         }
         const to = facts.connection && 'endpoint' in facts.connection ? facts.connection : undefined;
@@ -197,42 +188,24 @@ export class BucketReconciler implements Reconciler {
   }
 
   /**
-   * `namespace/name` of another StorageBucket in the cache whose idempotency key is `key`. A
-   * scan, asked only about a bucket whose owner tags are gone, which is rare.
+   * `namespace/name` of another StorageBucket in the cache that made a bucket with `key`: the
+   * one whose uid the key was minted for, or, for a key from before keys carried a uid, one
+   * whose idempotency key annotation is `key`. A scan, asked only about a bucket whose owner
+   * tags are gone, which is rare.
    */
   private keyOwner(key: string, self: StorageBucket): string | undefined {
+    const uid = keyUid(key);
     for (const b of this.d.buckets.list()) {
-      if (b.metadata.uid === self.metadata.uid || b.metadata.annotations?.[IDEMPOTENCY_KEY_ANNOTATION] !== key) continue;
-      return `${b.metadata.namespace ?? ''}/${b.metadata.name ?? ''}`;
+      if (b.metadata.uid === self.metadata.uid) continue;
+      const maker = uid !== undefined ? b.metadata.uid === uid : b.metadata.annotations?.[IDEMPOTENCY_KEY_ANNOTATION] === key;
+      if (maker) return `${b.metadata.namespace ?? ''}/${b.metadata.name ?? ''}`;
     }
     return undefined;
   }
 
-  /** Asks the provider about the bucket this object refers to; changes nothing but a fence. */
-  private async observe(conn: Connection, bucket: StorageBucket, fence: boolean, signal: AbortSignal): Promise<Observation> {
-    const id = bucket.status?.id ?? bucket.metadata.annotations?.[ADOPT_ANNOTATION];
-    const found = id ? await conn.client.getBucket(id, signal) : undefined;
-    const key = bucket.metadata.annotations?.[IDEMPOTENCY_KEY_ANNOTATION];
-    // Deleting: whatever the id names, the bucket the current key made is this object's too
-    // (a create whose answer was lost before an adopt-id was set), unless the key made that one.
-    if (found && (!fence || key === undefined || found.idempotencyKey === key)) return { exists: true, bucket: found };
-    // No recorded id, or it vanished: a create with the current key may have happened without
-    // its answer reaching us (the crash window), so look the key up before creating.
-    const byKey = await this.observeKey(conn, bucket, fence, signal);
-    if (!found) return byKey;
-    return { exists: true, bucket: found, ...(byKey.exists && byKey.bucket.id !== found.id ? { keyBucket: byKey.bucket } : {}) };
-  }
-
-  /**
-   * The live bucket made with the current idempotency key. With `fence`, a lookup that finds
-   * nothing also revokes the key, so a create still in flight can never commit afterwards.
-   */
-  private async observeKey(conn: Connection, bucket: StorageBucket, fence: boolean, signal: AbortSignal): Promise<Observation> {
-    const key = bucket.metadata.annotations?.[IDEMPOTENCY_KEY_ANNOTATION];
-    if (!key) return { exists: false };
-    let found = await conn.client.findByIdempotencyKey(key, signal);
-    if (!found && fence) found = await conn.client.revokeIdempotencyKey(key, signal);
-    return keyObservation(bucket, found, this.d.clusterId);
+  /** The provider seam over `conn`. */
+  private external(conn: Connection | undefined): ExternalClient {
+    return externalClient(mustConnect(conn).client, this.d.clusterId);
   }
 
   /** Runs `step`; `obs` is undefined when the step was decided without asking the provider. */
@@ -270,7 +243,7 @@ export class BucketReconciler implements Reconciler {
       case 'prepare': {
         // ONE metadata write carrying the resourceVersion it was read at: a stale cache fails
         // with Conflict instead of minting a second key.
-        const key = step.mintKey ? this.newKey() : undefined;
+        const key = step.mintKey ? mintKey(bucket, this.newKey()) : undefined;
         const prepared = await this.d.writer.patchMetadata(STORAGE_BUCKET, bucket, {
           ...(step.addFinalizer ? { finalizers: [...(bucket.metadata.finalizers ?? []), BUCKET_FINALIZER] } : {}),
           ...(key ? { annotations: this.keyAnnotations(bucket, key, to) } : {}),
@@ -281,7 +254,7 @@ export class BucketReconciler implements Reconciler {
       }
 
       case 'rotateKey': {
-        const key = this.newKey();
+        const key = mintKey(bucket, this.newKey());
         // Persisted (with a resourceVersion precondition) BEFORE the create that uses it.
         const rotated = await this.d.writer.patchMetadata(STORAGE_BUCKET, bucket, { annotations: this.keyAnnotations(bucket, key, to) });
         seen.bucket = rotated;
@@ -296,7 +269,7 @@ export class BucketReconciler implements Reconciler {
         return this.create(bucket, mustConnect(conn), step.idempotencyKey, step, ctx);
 
       case 'update': {
-        const updated = await mustConnect(conn).client.updateBucket(step.id, step.patch, ctx.signal);
+        const updated = await this.external(conn).update(step.id, step.patch, ctx.signal);
         // Restoring only our own tags (an adopted bucket, one tagged before managed-by existed)
         // is bookkeeping no user acts on, so it records no Event.
         const { tags: _tags, ...visible } = step.patch;
@@ -314,8 +287,7 @@ export class BucketReconciler implements Reconciler {
       case 'delete': {
         // No status write and no Event: the object is about to go, and a failed delete is
         // reported by failed() from this same snapshot, so nothing flips back and forth.
-        const c = mustConnect(conn);
-        const existed = await c.client.deleteBucket(step.id, ctx.signal);
+        const existed = await this.external(conn).delete(step.id, ctx.signal);
         // The bucket deleted, which need not be the one `log` names (a leftover of this object's).
         ctx.logger.info({ msg: existed ? 'deleted provider bucket' : 'provider bucket already gone', bucketID: step.id });
         // Decided again on what is left: another bucket of this object, or the finalizer.
@@ -398,25 +370,9 @@ export class BucketReconciler implements Reconciler {
 
   /** Creates with `key`; a refusal of the key (410, 409 reused) is an answer to decide again on. */
   private async create(bucket: StorageBucket, conn: Connection, key: string, step: Step, ctx: ReconcileContext): Promise<Action | Replan> {
-    let created: ProviderBucket;
-    try {
-      const spec = bucket.spec;
-      created = await conn.client.createBucket(
-        { region: spec.region, sizeGB: spec.sizeGB, encrypted: spec.encrypted ?? false, tags: operatorTags(bucket, this.d.clusterId) },
-        key,
-        ctx.signal,
-      );
-    } catch (err) {
-      // An answer, not a failure: the key can never create again, so decide with a new one.
-      if (isKeySpent(err)) return { replan: { exists: false, keySpent: true } };
-      // Used for another request: fence it (a create of ours still pending commits no more),
-      // then decide on what it made, if anything, or with a new key.
-      if (isKeyReused(err)) {
-        const made = await conn.client.revokeIdempotencyKey(key, ctx.signal);
-        return { replan: made ? keyObservation(bucket, made, this.d.clusterId) : { exists: false, keySpent: true } };
-      }
-      throw err;
-    }
+    const result = await this.external(conn).create(bucket, key, ctx.signal);
+    if ('replan' in result) return result;
+    const created = result.created;
     this.d.events.event(bucket, 'Normal', EventReason.CreatedBucket, 'Create', `created provider bucket ${created.id}`);
     ctx.logger.info({ msg: 'created provider bucket', bucketID: created.id });
     await this.writeStatus(bucket, stepStatus(bucket, step, { external: created, providerEndpoint: conn.endpoint }));

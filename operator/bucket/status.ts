@@ -6,6 +6,7 @@
 import type { BucketPhase, StorageBucket, StorageBucketStatus } from '../api/v1';
 import { RECONCILE_REQUESTED_ANNOTATION } from '../api/v1';
 import { conditionsEqual, findCondition, setCondition, type Condition, type ConditionStatus } from '../runtime';
+import { recordedKey } from './ownership';
 import { ConditionType, Reason, TERMINAL_REASONS } from './reasons';
 import type { Observation } from './plan';
 
@@ -57,7 +58,8 @@ export function nextStatus(bucket: StorageBucket, facts: StatusFacts, now: Date)
   const observed = 'observedGeneration' in facts ? facts.observedGeneration : generation;
   if (observed !== undefined) out.observedGeneration = observed;
   // What the provider reports wins; without a fresh observation the last known values stay.
-  const key = external ? external.idempotencyKey : prev.idempotencyKey;
+  // The key only when minted for this object: an observed bucket's key is never ours.
+  const key = recordedKey(bucket, external);
   if (key) out.idempotencyKey = key;
   const id = external?.id ?? prev.id;
   if (id) out.id = id;

@@ -16,6 +16,12 @@ import type { ProviderBucket } from '../../operator/provider-client';
 import { IndexedCache } from '../../operator/runtime/cache';
 import { keyString, type ObjectKey } from '../../operator/runtime/types';
 
+/**
+ * The key the operator mints for the default builder's object (uid `uid-b1`): `<uid>.<nonce>`,
+ * so a provider bucket made with it is provably that object's (see operator/bucket/ownership.ts).
+ */
+export const KEY1 = 'uid-b1.k1';
+
 /** Fluent builder of StorageBucket objects. */
 export class BucketBuilder {
   private obj: StorageBucket;
@@ -61,7 +67,7 @@ export class BucketBuilder {
   }
 
   /** Finalizer and key in place, as after the first reconcile. */
-  prepared(key = 'k1'): this {
+  prepared(key = KEY1): this {
     return this.withFinalizer().withKey(key);
   }
 
@@ -122,7 +128,7 @@ export function readyStatus(providerEndpoint: string, overrides: Partial<Storage
     id: 'bucket-000001',
     endpoint: 'bucket-000001.us-east-1.storage.example',
     sizeGB: 10,
-    idempotencyKey: 'k1',
+    idempotencyKey: KEY1,
     providerEndpoint,
     account: 'acct-1',
     observedGeneration: 1,

@@ -12,17 +12,19 @@ import type { BucketProviderConfig, StorageBucket } from '../../../operator/api/
 import {
   ADOPT_ANNOTATION,
   API_VERSION,
+  CREATE_TARGET_ANNOTATION,
   IDEMPOTENCY_KEY_ANNOTATION,
+  MANAGED_BY_VALUE,
   PAUSED_ANNOTATION,
   RECONCILE_REQUESTED_ANNOTATION,
 } from '../../../operator/api/v1';
 import { PROVIDER_CONFIG, STORAGE_BUCKET } from '../../../operator/bucket/kinds';
-import { NAMESPACE_TAG } from '../../../operator/bucket/tags';
+import { CLUSTER_TAG, MANAGED_BY_TAG, NAME_TAG, NAMESPACE_TAG, UID_TAG } from '../../../operator/bucket/tags';
 import { isConflict, isNotFound } from '../../../operator/runtime/api-errors';
 import { createManifest, describe, providerPatch, type ModelAction, type ObjRef } from '../model/actions';
 import { where } from '../model/invariants';
 import type { PlacedBucket } from '../model/provider';
-import { CONFIG_NAME, CREDENTIALS, type CredentialName } from '../model/world';
+import { CONFIG_NAME, CREDENTIALS, OTHER_CLUSTER, type CredentialName } from '../model/world';
 import { listObjects } from './observe';
 import type { E2eStack } from './stack';
 
@@ -128,6 +130,31 @@ export class E2eRun {
     return this.scoped(per.flat());
   }
 
+  private async adoptTargetBucket(pick: number): Promise<PlacedBucket | undefined> {
+    const all = await this.scopedNow();
+    return all.length === 0 ? undefined : all[pick % all.length];
+  }
+
+  /**
+   * Makes a bucket at provider `url` with the key of Secret `cred`, as someone else would
+   * (retried once: a pending loseNextAnswer drops the first answer, and the key replays it).
+   */
+  private async providerCreate(url: string, cred: CredentialName, tags: Record<string, string>, key: string): Promise<PlacedBucket> {
+    const create = () =>
+      fetch(`${url}/buckets`, {
+        method: 'POST',
+        headers: { authorization: `Bearer ${this.stack.keys[cred]}`, 'content-type': 'application/json', 'idempotency-key': key },
+        body: JSON.stringify({ region: 'us-east-1', sizeGB: 10, encrypted: false, tags }),
+      });
+    const res = await create().catch(() => create());
+    const made = (await res.json()) as PlacedBucket['bucket'];
+    if (!res.ok) throw new Error(`provider create: ${res.status} ${JSON.stringify(made)}`);
+    this.seeded.add(made.id);
+    const placed = { endpoint: url, account: CREDENTIALS[cred].account, bucket: made };
+    this.baseline.buckets.push(placed);
+    return placed;
+  }
+
   private async adoptTarget(pick: number): Promise<string | undefined> {
     const ids = [...new Set((await this.scopedNow()).map((b) => b.bucket.id))];
     return ids.length === 0 ? undefined : ids[pick % ids.length];
@@ -212,6 +239,83 @@ export class E2eRun {
         });
         return describe(a);
       }
+      case 'createWithKeyOf': {
+        if (await this.read(a.obj)) return `${describe(a)} (no-op: exists)`;
+        const target = await this.adoptTargetBucket(a.adopt);
+        if (!target) return `${describe(a)} (no-op: no buckets)`;
+        this.touched.add(this.ref(a.obj));
+        const m = createManifest(
+          { type: 'create', obj: a.obj, sizeGB: 10, encrypted: false, deletionPolicy: 'Delete', policy: a.policy },
+          this.ns(a.obj.ns),
+          target.bucket.id,
+        );
+        const key = target.bucket.idempotencyKey;
+        const annotations = { ...m.metadata.annotations, ...(key ? { [IDEMPOTENCY_KEY_ANNOTATION]: key } : {}) };
+        await this.stack.admin.create<StorageBucket>(STORAGE_BUCKET, { ...m, metadata: { ...m.metadata, annotations } });
+        return `${describe(a)} -> adopt-id ${target.bucket.id}, key ${key ?? '(none)'}`;
+      }
+      case 'copyValue': {
+        const from = await this.read(a.from);
+        if (!from) return missing(a.from);
+        const to = await this.read(a.to);
+        if (!to) return missing(a.to);
+        this.touched.add(this.ref(a.to));
+        if (a.what === 'status') {
+          const s = from.status ?? {};
+          const patch = {
+            status: JSON.parse(
+              JSON.stringify({ id: s.id, idempotencyKey: s.idempotencyKey, account: s.account, providerEndpoint: s.providerEndpoint }),
+            ) as unknown,
+          };
+          await this.stack.admin.patchStatus(STORAGE_BUCKET, to.metadata.namespace ?? '', to.metadata.name ?? '', patch, 'merge');
+          return describe(a);
+        }
+        const k = a.what === 'key' ? IDEMPOTENCY_KEY_ANNOTATION : CREATE_TARGET_ANNOTATION;
+        const v = from.metadata.annotations?.[k];
+        if (v === undefined) return `${describe(a)} (no-op: ${a.from.ns}/${a.from.name} has none)`;
+        return edit(a.to, (b) => annotate(b, k, v));
+      }
+      case 'restore': {
+        const live = await this.read(a.obj);
+        if (!live) return missing(a.obj);
+        this.touched.add(this.ref(a.obj));
+        // Gone without its finalizer running, as a lost cluster leaves it.
+        await edit(a.obj, (b) => ({ ...b, metadata: { ...b.metadata, finalizers: [] } }));
+        await this.deleteObject({ ...live, spec: { ...live.spec, deletionPolicy: 'Delete', managementPolicy: 'Full' } });
+        this.releasedUids.add(live.metadata.uid ?? '');
+        for (let i = 0; i < 50 && (await this.read(a.obj)); i++) await sleep(100);
+        const {
+          uid: _u,
+          resourceVersion: _r,
+          generation: _g,
+          creationTimestamp: _c,
+          deletionTimestamp: _d,
+          managedFields: _m,
+          ...meta
+        } = live.metadata;
+        await this.stack.admin.create<StorageBucket>(STORAGE_BUCKET, {
+          apiVersion: API_VERSION,
+          kind: 'StorageBucket',
+          metadata: meta,
+          spec: structuredClone(live.spec),
+        });
+        return describe(a);
+      }
+      case 'otherCluster': {
+        const config = await this.stack.admin.get<BucketProviderConfig>(PROVIDER_CONFIG, this.ns(a.obj.ns), CONFIG_NAME);
+        const url = config.spec.endpoint;
+        const cred = config.spec.secretRef.name as CredentialName;
+        const uid = `uid-other-${n}-${Date.now()}`;
+        const tags = {
+          [MANAGED_BY_TAG]: MANAGED_BY_VALUE,
+          [NAMESPACE_TAG]: this.ns(a.obj.ns),
+          [NAME_TAG]: a.obj.name,
+          [UID_TAG]: uid,
+          [CLUSTER_TAG]: OTHER_CLUSTER,
+        };
+        const made = await this.providerCreate(url, cred, tags, `${uid}.k`);
+        return `another cluster creates ${where({ ...made, id: made.bucket.id })} for its ${this.ref(a.obj)}`;
+      }
       case 'setSecret':
         await this.editConfig(a.ns, (c) => ({ ...c, spec: { ...c.spec, secretRef: { ...c.spec.secretRef, name: a.secret } } }));
         return describe(a);
@@ -244,19 +348,8 @@ export class E2eRun {
         const cred = (Object.keys(CREDENTIALS) as CredentialName[]).find((c) => CREDENTIALS[c].account === a.account);
         if (!p || !cred) throw new Error(`no provider ${a.endpoint} or key of account ${a.account}`);
         // With a key, so a create whose answer a pending loseNextAnswer drops is retried and replayed.
-        const key = `someone-else-${n}-${Date.now()}`;
-        const create = () =>
-          fetch(`${p.url}/buckets`, {
-            method: 'POST',
-            headers: { authorization: `Bearer ${this.stack.keys[cred]}`, 'content-type': 'application/json', 'idempotency-key': key },
-            body: JSON.stringify({ region: 'us-east-1', sizeGB: 10, encrypted: false, tags: { team: 'elsewhere' } }),
-          });
-        const res = await create().catch(() => create());
-        const made = (await res.json()) as PlacedBucket['bucket'];
-        if (!res.ok) throw new Error(`provider create: ${res.status} ${JSON.stringify(made)}`);
-        this.seeded.add(made.id);
-        this.baseline.buckets.push({ endpoint: p.url, account: a.account, bucket: made });
-        return `provider: someone creates ${where({ endpoint: p.url, account: a.account, id: made.id })} (untagged)`;
+        const made = await this.providerCreate(p.url, cred, { team: 'elsewhere' }, `someone-else-${n}-${Date.now()}`);
+        return `provider: someone creates ${where({ ...made, id: made.bucket.id })} (untagged)`;
       }
       case 'loseNextAnswer':
         // The real providers can drop the answer of a create only (the bucket is committed).

@@ -8,6 +8,7 @@
  *   (same uid, not deleting, not deleted or re-created by the run) was retagged to name another
  *   object, or updated or deleted by another object's reconcile (from the operator's log), or
  *   deleted with no logged writer.
+ * - noForeignWrite, too: a bucket tagged by another cluster was changed or deleted.
  * - observeNeverWrites: an object that was Observe throughout (and whose policy the run did not
  *   touch) made a logged write, got a bucket tagged with its name, or the bucket it observes
  *   changed while no other object named that bucket.
@@ -16,7 +17,7 @@
  */
 import type { StorageBucket } from '../../../operator/api/v1';
 import { ADOPT_ANNOTATION } from '../../../operator/api/v1';
-import { Invariant, namesObject, objectName, where, type Violation } from '../model/invariants';
+import { Invariant, namesObject, objectName, taggedByOtherCluster, where, type Violation } from '../model/invariants';
 import type { PlacedBucket } from '../model/provider';
 import type { Snapshot } from './observe';
 import type { LoggedWrite } from './operator-log';
@@ -52,6 +53,18 @@ export function checkInterval(before: Snapshot, after: Snapshot, touched: Readon
     return later && !later.metadata.deletionTimestamp ? later : undefined;
   };
   const everyone = [...before.objects, ...after.objects];
+
+  // Another cluster's objects are live as far as this one can tell: their buckets never change.
+  for (const then of before.buckets) {
+    if (!taggedByOtherCluster(then.bucket.tags)) continue;
+    const now = nowById.get(then.bucket.id);
+    if (!now || !sameContent(then, now)) {
+      out.push({
+        invariant: Invariant.noForeignWrite,
+        detail: `${describeBucket(then)}, tagged by another cluster, was ${now ? 'changed' : 'deleted'}`,
+      });
+    }
+  }
 
   for (const then of before.buckets) {
     const owner = before.objects.find((o) => namesObject(then.bucket.tags, o));

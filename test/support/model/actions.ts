@@ -9,16 +9,18 @@ import type { BucketProviderConfig, StorageBucket } from '../../../operator/api/
 import {
   ADOPT_ANNOTATION,
   API_VERSION,
+  CREATE_TARGET_ANNOTATION,
   IDEMPOTENCY_KEY_ANNOTATION,
+  MANAGED_BY_VALUE,
   PAUSED_ANNOTATION,
   RECONCILE_REQUESTED_ANNOTATION,
 } from '../../../operator/api/v1';
-import { MANAGED_BY_TAG } from '../../../operator/bucket/tags';
+import { CLUSTER_TAG, MANAGED_BY_TAG, NAME_TAG, NAMESPACE_TAG, UID_TAG } from '../../../operator/bucket/tags';
 import type { ProviderBucket } from '../../../operator/provider-client';
 import { where } from './invariants';
 import type { Prng } from './prng';
 import type { Runner } from './runner';
-import { CONFIG_NAME, CREDENTIALS, ENDPOINTS, KINDS, NAMESPACES, type CredentialName, type ModelWorld } from './world';
+import { CONFIG_NAME, CREDENTIALS, ENDPOINTS, KINDS, NAMESPACES, OTHER_CLUSTER, type CredentialName, type ModelWorld } from './world';
 
 /** Names the generator uses for StorageBuckets (in each namespace). */
 export const OBJECT_NAMES = ['b1', 'b2', 'b3'] as const;
@@ -52,6 +54,27 @@ export type ModelAction =
   | { readonly type: 'recreate'; readonly obj: ObjRef }
   /** Copy a manifest with all its annotations (the idempotency key too) under another name. */
   | { readonly type: 'copy'; readonly from: ObjRef; readonly to: ObjRef }
+  /**
+   * A manifest taken from the maker of provider bucket #adopt (its idempotency key annotation
+   * with it), applied as `obj` with `policy` and an adopt-id naming that bucket.
+   */
+  | { readonly type: 'createWithKeyOf'; readonly obj: ObjRef; readonly adopt: number; readonly policy: 'Full' | 'Observe' }
+  /**
+   * A user copies one value of `from` into the live `to`: an annotation (a hand edit; the shipped
+   * admission policy refuses it, the operator must not need that) or the whole provider part of
+   * the status (a status write).
+   */
+  | { readonly type: 'copyValue'; readonly from: ObjRef; readonly to: ObjRef; readonly what: 'key' | 'createTarget' | 'status' }
+  /**
+   * The object vanishes without its finalizer running (a lost cluster, etcd restored), and a
+   * backup brings it back: the same metadata and finalizers, a new uid, no status.
+   */
+  | { readonly type: 'restore'; readonly obj: ObjRef }
+  /**
+   * Another cluster's operator, sharing the account of `obj`'s config, makes a bucket for its
+   * own object of the same namespace and name (tagged with its cluster, made with its own key).
+   */
+  | { readonly type: 'otherCluster'; readonly obj: ObjRef }
   | { readonly type: 'setSecret'; readonly ns: string; readonly secret: CredentialName }
   | { readonly type: 'setEndpoint'; readonly ns: string; readonly endpoint: number }
   | { readonly type: 'providerDelete'; readonly pick: number }
@@ -90,6 +113,10 @@ const WEIGHTS: readonly (readonly [ModelAction['type'], number])[] = [
   ['delete', 10],
   ['recreate', 5],
   ['copy', 5],
+  ['createWithKeyOf', 2],
+  ['copyValue', 2],
+  ['restore', 2],
+  ['otherCluster', 2],
   ['setSecret', 4],
   ['setEndpoint', 4],
   ['providerDelete', 4],
@@ -136,6 +163,13 @@ export function randomAction(rng: Prng): ModelAction {
       return { type, obj: randomObj(rng), paused: rng.chance(0.5) };
     case 'copy':
       return { type, from: randomObj(rng), to: randomObj(rng) };
+    case 'createWithKeyOf':
+      return { type, obj: randomObj(rng), adopt: rng.int(0, 99), policy: rng.chance(0.5) ? 'Observe' : 'Full' };
+    case 'copyValue':
+      return { type, from: randomObj(rng), to: randomObj(rng), what: rng.pick(['key', 'createTarget', 'status'] as const) };
+    case 'restore':
+    case 'otherCluster':
+      return { type, obj: randomObj(rng) };
     case 'setSecret':
       return { type, ns: rng.pick(NAMESPACES), secret: rng.pick(Object.keys(CREDENTIALS) as CredentialName[]) };
     case 'setEndpoint':
@@ -164,6 +198,12 @@ export function randomActions(rng: Prng, length: number): ModelAction[] {
 
 const key = (o: ObjRef) => ({ namespace: o.ns, name: o.name });
 const ref = (o: ObjRef) => `${o.ns}/${o.name}`;
+
+/** The provider bucket `pick` names among those that exist now, for adoption targets. */
+function adoptTargetBucket(world: ModelWorld, pick: number): ProviderBucket | undefined {
+  const all = world.providers.all();
+  return all.length === 0 ? undefined : all[pick % all.length]?.bucket;
+}
 
 /** The distinct provider bucket ids that exist now, for adoption targets. */
 function adoptTarget(world: ModelWorld, pick: number): string | undefined {
@@ -268,6 +308,60 @@ export async function applyAction(env: ActionEnv, a: ModelAction, n: number): Pr
       });
       return describe(a);
     }
+    case 'createWithKeyOf': {
+      if (world.api.read(KINDS.bucket, key(a.obj))) return `${describe(a)} (no-op: exists)`;
+      const target = adoptTargetBucket(world, a.adopt);
+      if (!target) return `${describe(a)} (no-op: no buckets)`;
+      const m = createManifest(
+        { type: 'create', obj: a.obj, sizeGB: 10, encrypted: false, deletionPolicy: 'Delete', policy: a.policy },
+        a.obj.ns,
+        target.id,
+      );
+      const annotations = { ...m.metadata.annotations, ...(target.idempotencyKey ? { [IDEMPOTENCY_KEY_ANNOTATION]: target.idempotencyKey } : {}) };
+      world.api.userCreate(KINDS.bucket, { ...m, metadata: { ...m.metadata, annotations } });
+      return `${describe(a)} -> adopt-id ${target.id}, key ${target.idempotencyKey ?? '(none)'}`;
+    }
+    case 'copyValue': {
+      const from = world.api.read<StorageBucket>(KINDS.bucket, key(a.from));
+      if (!from) return missing(a.from);
+      if (a.what === 'status') {
+        const status = from.status ?? {};
+        const copied = { id: status.id, idempotencyKey: status.idempotencyKey, account: status.account, providerEndpoint: status.providerEndpoint };
+        return world.api.userPatchStatus<StorageBucket>(KINDS.bucket, key(a.to), (s) => ({ ...s, ...JSON.parse(JSON.stringify(copied)) }))
+          ? describe(a)
+          : missing(a.to);
+      }
+      const k = a.what === 'key' ? IDEMPOTENCY_KEY_ANNOTATION : CREATE_TARGET_ANNOTATION;
+      const v = from.metadata.annotations?.[k];
+      if (v === undefined) return `${describe(a)} (no-op: ${ref(a.from)} has none)`;
+      return edit(world, a.to, (b) => annotate(b, k, v)) ? describe(a) : missing(a.to);
+    }
+    case 'restore': {
+      const live = world.api.read<StorageBucket>(KINDS.bucket, key(a.obj));
+      if (!live) return missing(a.obj);
+      world.api.vanish(KINDS.bucket, key(a.obj));
+      // Its finalizer never ran, so its bucket may stay: the restored object (another uid) may
+      // take it over only through the owner tags, never because it carries the same key.
+      runner.releasedUids.add(live.metadata.uid ?? '');
+      const { uid: _uid, resourceVersion: _rv, generation: _g, creationTimestamp: _c, deletionTimestamp: _d, ...meta } = live.metadata;
+      world.api.userCreate(KINDS.bucket, { ...live, metadata: meta, status: undefined });
+      return describe(a);
+    }
+    case 'otherCluster': {
+      const config = world.api.read<BucketProviderConfig>(KINDS.config, { namespace: a.obj.ns, name: CONFIG_NAME });
+      const cred = CREDENTIALS[(config?.spec.secretRef.name ?? 'cred-alpha') as CredentialName];
+      const endpoint = config?.spec.endpoint ?? ENDPOINTS[0];
+      const uid = `uid-other-${n}`;
+      const tags = {
+        [MANAGED_BY_TAG]: MANAGED_BY_VALUE,
+        [NAMESPACE_TAG]: a.obj.ns,
+        [NAME_TAG]: a.obj.name,
+        [UID_TAG]: uid,
+        [CLUSTER_TAG]: OTHER_CLUSTER,
+      };
+      const made = world.providers.seed(endpoint, cred.account, { region: 'us-east-1', sizeGB: 10, encrypted: false, tags }, `${uid}.k`);
+      return `another cluster creates ${where({ endpoint, account: cred.account, id: made?.id })} for its ${ref(a.obj)}`;
+    }
     case 'setSecret':
       world.api.userUpdate<BucketProviderConfig>(KINDS.config, { namespace: a.ns, name: CONFIG_NAME }, (c) => ({
         ...c,
@@ -345,6 +439,14 @@ export function describe(a: ModelAction): string {
       return `user deletes ${ref(a.obj)} and applies its manifest again`;
     case 'copy':
       return `user copies ${ref(a.from)} with its annotations to ${ref(a.to)}`;
+    case 'createWithKeyOf':
+      return `user creates ${ref(a.obj)} (${a.policy}) from the manifest of bucket #${a.adopt}'s maker, adopt-id and idempotency key included`;
+    case 'copyValue':
+      return `user copies the ${a.what === 'status' ? 'status' : a.what === 'key' ? 'idempotency-key annotation' : 'create-target annotation'} of ${ref(a.from)} into ${ref(a.to)}`;
+    case 'restore':
+      return `${ref(a.obj)} vanishes without its finalizer and is restored from a backup (new uid, same metadata)`;
+    case 'otherCluster':
+      return `another cluster sharing the account creates a bucket for its own ${ref(a.obj)}`;
     case 'setSecret':
       return `user points config ${a.ns}/${CONFIG_NAME} at Secret ${a.secret} (account ${CREDENTIALS[a.secret].account})`;
     case 'setEndpoint':

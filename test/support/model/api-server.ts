@@ -24,6 +24,15 @@ const keyOfObj = (o: KubeObject): ObjectKey => ({ namespace: o.metadata?.namespa
 
 type WithSpec = KubeObject & { spec?: unknown; status?: unknown };
 
+/** A {@link ModelApiServer}'s state as plain data. */
+export interface ApiServerState {
+  readonly objects: readonly (readonly [string, KubeObject & { spec?: unknown; status?: unknown }])[];
+  readonly previous: readonly (readonly [string, KubeObject & { spec?: unknown; status?: unknown }])[];
+  readonly rv: number;
+  readonly uids: number;
+  readonly events: WatchEvent[];
+}
+
 /** An in-memory API server with the write rules the operator depends on. */
 export class ModelApiServer implements ObjectWriter {
   private readonly objects = new Map<string, WithSpec>();
@@ -35,6 +44,23 @@ export class ModelApiServer implements ObjectWriter {
   private events: WatchEvent[] = [];
   /** Frozen time every timestamp is written with (the model's clock moves it). */
   now: () => Date = () => new Date(0);
+
+  /** The whole state as plain data, for {@link ModelApiServer.load} (exhaustive search). */
+  dump(): ApiServerState {
+    return structuredClone({ objects: [...this.objects], previous: [...this.previous], rv: this.rv, uids: this.uids, events: this.events });
+  }
+
+  /** Replaces the whole state with one {@link ModelApiServer.dump} returned. */
+  load(state: ApiServerState): void {
+    const s = structuredClone(state);
+    this.objects.clear();
+    for (const [k, v] of s.objects) this.objects.set(k, v);
+    this.previous.clear();
+    for (const [k, v] of s.previous) this.previous.set(k, v);
+    this.rv = s.rv;
+    this.uids = s.uids;
+    this.events = s.events;
+  }
 
   /** The events since the last call, oldest first. */
   drainEvents(): WatchEvent[] {
@@ -108,6 +134,26 @@ export class ModelApiServer implements ObjectWriter {
     };
     if (JSON.stringify(next.spec) !== JSON.stringify(before.spec)) metadata.generation = (before.metadata?.generation ?? 0) + 1;
     return this.store(kind, { ...next, metadata, status: before.status }) as T;
+  }
+
+  /**
+   * Replaces the status of the live object with what `change` returns, as a user's write of the
+   * status subresource. Undefined when the object does not exist.
+   */
+  userPatchStatus<T extends KubeObject>(
+    kind: string,
+    key: ObjectKey,
+    change: (status: Record<string, unknown>) => Record<string, unknown>,
+  ): T | undefined {
+    const live = this.objects.get(id(kind, key));
+    if (!live) return undefined;
+    const status = change(structuredClone((live.status ?? {}) as Record<string, unknown>));
+    return this.store(kind, { ...structuredClone(live), status }) as T;
+  }
+
+  /** Removes an object at once, finalizers or not, as a lost cluster or an etcd restore does. */
+  vanish(kind: string, key: ObjectKey): void {
+    this.remove(kind, key);
   }
 
   /**

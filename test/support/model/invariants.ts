@@ -8,15 +8,22 @@
  */
 import type { StorageBucket } from '../../../operator/api/v1';
 import { BUCKET_FINALIZER, MANAGED_BY_VALUE, PAUSED_ANNOTATION } from '../../../operator/api/v1';
-import { MANAGED_BY_TAG, NAME_TAG, NAMESPACE_TAG, UID_TAG } from '../../../operator/bucket/tags';
+import { CLUSTER_TAG, MANAGED_BY_TAG, NAME_TAG, NAMESPACE_TAG, UID_TAG } from '../../../operator/bucket/tags';
 import type { ModelApiServer } from './api-server';
 import type { PlacedBucket, ProviderCall } from './provider';
+import { MODEL_CLUSTER } from './world';
+
+/** True when `tags` name an object of another cluster (whose objects this model cannot see, so they count as live). */
+export function taggedByOtherCluster(tags: Readonly<Record<string, string>>): boolean {
+  const cluster = tags[CLUSTER_TAG];
+  return cluster !== undefined && cluster !== MODEL_CLUSTER;
+}
 
 /** The invariants, by name. */
 export const Invariant = {
   /** Never two provider buckets whose tags name one live object. */
   oneBucketPerObject: 'oneBucketPerObject',
-  /** Never a provider bucket changed or deleted while its tags name another live object. */
+  /** Never a provider bucket changed or deleted while its tags name another live object or another cluster. */
   noForeignWrite: 'noForeignWrite',
   /** Every Full object that is Ready (and not paused) has exactly one bucket, the one its status names. */
   readyHasOneBucket: 'readyHasOneBucket',
@@ -83,6 +90,11 @@ export function checkWrite(api: ModelApiServer, call: Omit<ProviderCall, 'ok' | 
         invariant: Invariant.noForeignWrite,
         detail: `${call.op} of ${where({ ...call, id: call.id })} by ${by}, whose tags name live StorageBucket ${objectName(owner)}`,
       });
+    } else if (taggedByOtherCluster(call.before.tags)) {
+      out.push({
+        invariant: Invariant.noForeignWrite,
+        detail: `${call.op} of ${where({ ...call, id: call.id })} by ${by}, whose tags name cluster ${call.before.tags[CLUSTER_TAG] ?? ''}`,
+      });
     }
   }
   return out;
@@ -135,7 +147,7 @@ export function checkTeardown(objects: readonly StorageBucket[], buckets: readon
     });
   }
   for (const b of buckets) {
-    if (b.bucket.tags[MANAGED_BY_TAG] !== MANAGED_BY_VALUE) continue;
+    if (b.bucket.tags[MANAGED_BY_TAG] !== MANAGED_BY_VALUE || taggedByOtherCluster(b.bucket.tags)) continue;
     const uid = b.bucket.tags[UID_TAG];
     if (uid !== undefined && releasedUids.has(uid)) continue;
     const owner = `${b.bucket.tags[NAMESPACE_TAG] ?? '?'}/${b.bucket.tags[NAME_TAG] ?? '?'} (${uid ?? 'no uid'})`;

@@ -15,7 +15,7 @@
 import type { CreateBucketRequest, ProviderBucket, ProviderClient, UpdateBucketRequest } from '../../../operator/provider-client';
 import { ProviderError } from '../../../operator/provider-client';
 import { HttpError } from '../../../provider/http';
-import { BucketStore } from '../../../provider/store';
+import { BucketStore, type StoreSnapshot } from '../../../provider/store';
 import { DEFAULT_REGIONS, type Bucket } from '../../../provider/types';
 import { parseCreate, parseIdempotencyKey, parseUpdate } from '../../../provider/validation';
 
@@ -80,6 +80,23 @@ class Endpoint {
     this.store = new BucketStore({ activationDelayMs: delayMs, resizeDelayMs: delayMs, now });
   }
 
+  /** The state as plain data. */
+  dump(): EndpointState {
+    return { store: this.store.snapshot(), aliases: [...this.toAlias], next: this.next };
+  }
+
+  /** Replaces the state with one {@link Endpoint.dump} returned. */
+  load(state: EndpointState): void {
+    this.store.restore(structuredClone(state.store));
+    this.toAlias.clear();
+    this.toReal.clear();
+    for (const [real, alias] of state.aliases) {
+      this.toAlias.set(real, alias);
+      this.toReal.set(alias, real);
+    }
+    this.next = state.next;
+  }
+
   alias(realId: string): string {
     let a = this.toAlias.get(realId);
     if (!a) {
@@ -111,6 +128,13 @@ class Endpoint {
   }
 }
 
+/** An {@link Endpoint}'s state as plain data. */
+export interface EndpointState {
+  readonly store: StoreSnapshot;
+  readonly aliases: readonly (readonly [string, string])[];
+  readonly next: number;
+}
+
 /** The store's HttpError as the HTTP client would have raised it. */
 function asProviderError(op: string, err: unknown): unknown {
   if (!(err instanceof HttpError)) return err;
@@ -131,6 +155,17 @@ export class ModelProviders {
 
   constructor(private readonly opts: ModelProvidersOptions) {
     for (const url of opts.endpoints) this.endpoints.set(url, new Endpoint(url, opts.now, opts.activationDelayMs ?? 1000));
+  }
+
+  /** Every endpoint's state and the fault switch, as plain data (the audit log is not kept). */
+  dump(): { readonly endpoints: readonly (readonly [string, EndpointState])[]; readonly loseNextWriteAnswer: boolean } {
+    return { endpoints: [...this.endpoints].map(([url, ep]) => [url, ep.dump()] as const), loseNextWriteAnswer: this.loseNextWriteAnswer };
+  }
+
+  /** Replaces every endpoint's state with one {@link ModelProviders.dump} returned. */
+  load(state: ReturnType<ModelProviders['dump']>): void {
+    for (const [url, ep] of state.endpoints) this.endpoints.get(url)?.load(ep);
+    this.loseNextWriteAnswer = state.loseNextWriteAnswer;
   }
 
   /** A client for `apiKey` at `endpoint`, as `ProviderClients.client` hands out. */
@@ -160,11 +195,11 @@ export class ModelProviders {
     ep?.store.adminPatch(ep.real(id), patch);
   }
 
-  /** Creates a bucket outside the operator (no idempotency key), e.g. for an adoption. */
-  seed(endpoint: string, account: string, req: CreateBucketRequest): ProviderBucket | undefined {
+  /** Creates a bucket outside the operator (by default with no idempotency key), e.g. for an adoption. */
+  seed(endpoint: string, account: string, req: CreateBucketRequest, idempotencyKey?: string): ProviderBucket | undefined {
     const ep = this.endpoints.get(endpoint);
     if (!ep) return undefined;
-    return ep.view(ep.store.create({ ...req, tags: { ...req.tags } }, undefined, account).bucket);
+    return ep.view(ep.store.create({ ...req, tags: { ...req.tags } }, idempotencyKey, account).bucket);
   }
 
   /** Records a call; used by the clients. */

@@ -39,7 +39,8 @@ export class Runner {
   private readonly periodic = new Set<string>();
   /**
    * Uids of StorageBuckets that went while their policy kept the provider bucket
-   * (deletionPolicy Orphan, managementPolicy Observe): their buckets stay on purpose.
+   * (deletionPolicy Orphan, managementPolicy Observe), or without their finalizer running (a
+   * restore): their buckets may stay.
    */
   readonly releasedUids = new Set<string>();
 

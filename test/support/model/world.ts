@@ -25,12 +25,14 @@ import { ReleasedObjects } from '../../../operator/bucket/released';
 import type { EventSink } from '../../../operator/bucket/writer';
 import { ProviderClients, type ProviderClient } from '../../../operator/provider-client';
 import { IndexedCache, KeyChannel, type Action, type KubeObject, type ObjectKey, type ReconcileContext } from '../../../operator/runtime';
-import { ModelApiServer } from './api-server';
+import { ModelApiServer, type ApiServerState } from './api-server';
 import { ModelProviders } from './provider';
 
-/** The two provider endpoints of the model. */
 /** The cluster identity the modelled operator runs with. */
 export const MODEL_CLUSTER = 'model-cluster';
+/** The identity of another cluster whose operator shares the model's provider accounts. */
+export const OTHER_CLUSTER = 'other-cluster';
+/** The two provider endpoints of the model. */
 export const ENDPOINTS = ['https://provider-a.example', 'https://provider-b.example'] as const;
 /** Credential Secrets every namespace holds, by name, with the account their key belongs to. */
 export const CREDENTIALS = { 'cred-alpha': { key: 'key-alpha', account: 'alpha' }, 'cred-beta': { key: 'key-beta', account: 'beta' } } as const;
@@ -74,6 +76,14 @@ const labelled = (label: string, value: string) => (o: KubeObject) => o.metadata
 interface Process {
   readonly released: ReleasedObjects;
   readonly reports: DriftReports;
+}
+
+/** A {@link ModelWorld} as plain data (see {@link ModelWorld.snapshot}). */
+export interface WorldSnapshot {
+  readonly clock: number;
+  readonly keys: number;
+  readonly api: ApiServerState;
+  readonly providers: ReturnType<ModelProviders['dump']>;
 }
 
 /** A world the model drives: cluster, providers and one operator process at a time. */
@@ -121,6 +131,24 @@ export class ModelWorld {
 
   private newProcess(): Process {
     return { released: new ReleasedObjects(300_000, () => this.clock), reports: new DriftReports() };
+  }
+
+  /**
+   * The world as plain data: cluster, providers, clock and key counter. The operator's memory
+   * is not kept: a world loaded from it starts a new operator process.
+   */
+  snapshot(): WorldSnapshot {
+    return { clock: this.clock, keys: this.keys, api: this.api.dump(), providers: this.providers.dump() };
+  }
+
+  /** A world in the state `s` describes, with a newly started operator. */
+  static load(s: WorldSnapshot): ModelWorld {
+    const w = new ModelWorld();
+    w.clock = s.clock;
+    w.keys = s.keys;
+    w.api.load(s.api);
+    w.providers.load(s.providers);
+    return w;
   }
 
   /** Kills the operator and starts a new one: nothing in memory survives. */

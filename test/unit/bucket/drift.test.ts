@@ -2,13 +2,13 @@ import { expect } from 'chai';
 import type { StorageBucket } from '../../../operator/api/v1';
 import { compare, DriftReports, type DriftReason } from '../../../operator/bucket/drift';
 import type { ProviderBucket } from '../../../operator/provider-client';
-import { bucket, providerBucket, readyStatus } from '../../support/fixtures';
+import { bucket, providerBucket, readyStatus, KEY1 } from '../../support/fixtures';
 
 /** The cluster identity the scan runs with (the fixtures' DEFAULT_TAGS carry it). */
 const CLUSTER = 'cluster-1';
 
 const ENDPOINT = 'http://provider.example';
-const ready = () => bucket().prepared('k1').withStatus(readyStatus(ENDPOINT));
+const ready = () => bucket().prepared(KEY1).withStatus(readyStatus(ENDPOINT));
 const listed = providerBucket();
 
 const cases: Record<string, { cached: StorageBucket[]; listed: ProviderBucket[]; want: Array<[string, DriftReason]> }> = {

@@ -9,7 +9,7 @@ import type { StorageBucket } from '../../../operator/api/v1';
 import { ADOPT_ANNOTATION, BUCKET_FINALIZER } from '../../../operator/api/v1';
 import { ProviderError, type ProviderBucket } from '../../../operator/provider-client';
 import { BucketWorld } from '../../support/bucket-world';
-import { DEFAULT_TAGS, bucket } from '../../support/fixtures';
+import { DEFAULT_TAGS, bucket, KEY1 } from '../../support/fixtures';
 
 const condition = (b: StorageBucket | undefined, type: string) =>
   (b?.status?.conditions as { type: string; status: string; reason: string; message?: string }[] | undefined)?.find((c) => c.type === type);
@@ -54,10 +54,10 @@ describe('ownership by identity (uid, cluster, provider account)', () => {
   it('found in review: a manifest copied from another cluster (same namespace, name and key) makes its own bucket and never deletes theirs', async () => {
     const theirs = await world.provider.createBucket(
       { ...CREATE, tags: { ...DEFAULT_TAGS, 'kubernetes-uid': 'uid-in-cluster-2', 'kubernetes-cluster': 'cluster-2' } },
-      'k1',
+      KEY1,
     );
     const before = structuredClone(theirs);
-    world.apply(bucket().prepared('k1').build());
+    world.apply(bucket().prepared(KEY1).build());
     await world.settle();
     const ours = world.bucket()?.status?.id;
     expect(ours).to.be.a('string').and.not.equal(theirs.id);
@@ -120,8 +120,8 @@ describe('ownership by identity (uid, cluster, provider account)', () => {
   });
 
   it('a restored backup (new uid, the same key annotation, no status) keeps its bucket and its tags follow the new uid', async () => {
-    const made = await world.provider.createBucket({ ...CREATE, tags: { ...DEFAULT_TAGS, 'kubernetes-uid': 'uid-before-restore' } }, 'k1');
-    world.apply(bucket().prepared('k1').build());
+    const made = await world.provider.createBucket({ ...CREATE, tags: { ...DEFAULT_TAGS, 'kubernetes-uid': 'uid-before-restore' } }, KEY1);
+    world.apply(bucket().prepared(KEY1).build());
     await world.settle();
     expect(world.bucket()?.status?.id).to.equal(made.id);
     expect(world.provider.buckets.size).to.equal(1);
@@ -131,8 +131,8 @@ describe('ownership by identity (uid, cluster, provider account)', () => {
 
   it('a bucket tagged before the cluster tag existed gets it, and stays this object’s', async () => {
     const { 'kubernetes-cluster': _cluster, ...legacy } = DEFAULT_TAGS;
-    const made = await world.provider.createBucket({ ...CREATE, tags: legacy }, 'k1');
-    world.apply(bucket().prepared('k1').build());
+    const made = await world.provider.createBucket({ ...CREATE, tags: legacy }, KEY1);
+    world.apply(bucket().prepared(KEY1).build());
     await world.settle();
     expect(world.provider.buckets.get(made.id)?.tags).to.deep.equal(DEFAULT_TAGS);
     world.delete();

@@ -1,7 +1,7 @@
 import { expect } from 'chai';
 import { CLEANUP, relation, type Relation } from '../../../operator/bucket/ownership';
 import type { ProviderBucket } from '../../../operator/provider-client';
-import { DEFAULT_TAGS, bucket, providerBucket } from '../../support/fixtures';
+import { DEFAULT_TAGS, bucket, providerBucket, KEY1 } from '../../support/fixtures';
 
 const CLUSTER = 'cluster-1';
 const { 'kubernetes-cluster': _c, ...withoutCluster } = DEFAULT_TAGS;
@@ -24,16 +24,16 @@ const cases: Record<string, Case> = {
     want: { type: 'thisObject' },
   },
   'same namespace and name in another cluster, even made with the same key': {
-    args: { external: providerBucket({ tags: { ...DEFAULT_TAGS, 'kubernetes-cluster': 'cluster-2' }, idempotencyKey: 'k1' }) },
+    args: { external: providerBucket({ tags: { ...DEFAULT_TAGS, 'kubernetes-cluster': 'cluster-2' }, idempotencyKey: KEY1 }) },
     want: { type: 'otherCluster', cluster: 'cluster-2', owner: 'ns1/b1' },
   },
   'another object of this cluster, even made with the same key (copied annotation)': {
-    args: { external: providerBucket({ tags: { ...DEFAULT_TAGS, 'kubernetes-name': 'b2' }, idempotencyKey: 'k1' }) },
+    args: { external: providerBucket({ tags: { ...DEFAULT_TAGS, 'kubernetes-name': 'b2' }, idempotencyKey: KEY1 }) },
     want: { type: 'otherObject', owner: 'ns1/b2' },
   },
-  'this name with another uid, made with our key (a restored backup)': {
-    args: { external: providerBucket({ tags: { ...DEFAULT_TAGS, 'kubernetes-uid': 'uid-old' }, idempotencyKey: 'k1' }) },
-    want: { type: 'ourKey' },
+  'this name with another uid, made with the key minted for that uid (a restored backup): only the tags speak': {
+    args: { external: providerBucket({ tags: { ...DEFAULT_TAGS, 'kubernetes-uid': 'uid-old' }, idempotencyKey: 'uid-old.k1' }), key: 'uid-old.k1' },
+    want: { type: 'earlierObject' },
   },
   'this name with another uid, another key (an earlier object of this name)': {
     args: { external: providerBucket({ tags: { ...DEFAULT_TAGS, 'kubernetes-uid': 'uid-old' }, idempotencyKey: 'k0' }) },
@@ -44,12 +44,20 @@ const cases: Record<string, Case> = {
     want: { type: 'earlierObject' },
   },
   'untagged, made with our key (tags never written)': {
-    args: { external: providerBucket({ tags: {}, idempotencyKey: 'k1' }) },
+    args: { external: providerBucket({ tags: {}, idempotencyKey: KEY1 }) },
     want: { type: 'ourKey' },
   },
   'untagged, not ours (made outside the operator)': { args: { external: providerBucket({ tags: { team: 'x' } }) }, want: { type: 'untagged' } },
-  'untagged, and this object has no key yet': {
-    args: { external: providerBucket({ tags: {}, idempotencyKey: 'k1' }), key: '' },
+  'untagged, made with a key minted for this object whose annotation was removed since': {
+    args: { external: providerBucket({ tags: {}, idempotencyKey: KEY1 }), key: '' },
+    want: { type: 'ourKey' },
+  },
+  'found in review (issue 31): untagged, made with a key copied from another object': {
+    args: { external: providerBucket({ tags: {}, idempotencyKey: 'uid-owner.k1' }), key: 'uid-owner.k1' },
+    want: { type: 'untagged' },
+  },
+  'untagged, made with a key from before keys carried a uid, copied into this object': {
+    args: { external: providerBucket({ tags: {}, idempotencyKey: 'legacy-key' }), key: 'legacy-key' },
     want: { type: 'untagged' },
   },
 };
@@ -61,7 +69,7 @@ describe('relation', () => {
         args.key === ''
           ? bucket().withFinalizer().build()
           : bucket()
-              .prepared(args.key ?? 'k1')
+              .prepared(args.key ?? KEY1)
               .build();
       expect(relation(b, args.external, args.clusterId ?? CLUSTER)).to.deep.equal(want);
     });

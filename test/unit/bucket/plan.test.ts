@@ -1,16 +1,9 @@
 import { expect } from 'chai';
-import {
-  decide,
-  keyObservation,
-  remainingAfterDelete,
-  statusTrusted,
-  type DecisionFacts,
-  type Need,
-  type Observation,
-  type Step,
-} from '../../../operator/bucket/plan';
+import { remainingAfterDelete } from '../../../operator/bucket/cleanup';
+import { keyObservation } from '../../../operator/bucket/external';
+import { decide, statusTrusted, type DecisionFacts, type Need, type Observation, type Step } from '../../../operator/bucket/plan';
 import type { StorageBucket } from '../../../operator/api/v1';
-import { DEFAULT_TAGS, bucket, providerBucket, readyStatus } from '../../support/fixtures';
+import { DEFAULT_TAGS, bucket, providerBucket, readyStatus, KEY1 } from '../../support/fixtures';
 
 const ENDPOINT = 'http://provider.example';
 const absent: Observation = { exists: false };
@@ -19,7 +12,7 @@ const CLUSTER = 'cluster-1';
 const ACCOUNT = 'acct-1';
 const connected: DecisionFacts = { driftReported: false, clusterId: CLUSTER, connection: { endpoint: ENDPOINT, accountId: ACCOUNT } };
 const observed = (observation: Observation): DecisionFacts => ({ ...connected, observation });
-const ready = () => bucket().prepared('k1').withStatus(readyStatus(ENDPOINT));
+const ready = () => bucket().prepared(KEY1).withStatus(readyStatus(ENDPOINT));
 const observe: Need = { type: 'observe', fence: false };
 const observeFenced: Need = { type: 'observe', fence: true };
 const otherOwnerTags = { ...DEFAULT_TAGS, 'kubernetes-namespace': 'ns2', 'kubernetes-name': 'first' };
@@ -90,7 +83,7 @@ const cases: Record<string, Case> = {
     want: { type: 'prepare', addFinalizer: false, mintKey: true, createNow: true },
   },
   'key but no finalizer: add it, then ask the provider (the key may have been used)': {
-    args: { bucket: bucket().withKey('k1').build(), facts: connected },
+    args: { bucket: bucket().withKey(KEY1).build(), facts: connected },
     want: { type: 'prepare', addFinalizer: true, mintKey: false, createNow: false },
   },
   'adopting: prepare, never create': {
@@ -172,7 +165,7 @@ const cases: Record<string, Case> = {
   "found in review: deleting, the observed bucket's tags name another live object: release, never DELETE": {
     args: {
       bucket: bucket().prepared('k9').withStatus(readyStatus(ENDPOINT)).deleting().build(),
-      facts: observed({ exists: true, bucket: providerBucket({ tags: otherOwnerTags, idempotencyKey: 'k1' }) }),
+      facts: observed({ exists: true, bucket: providerBucket({ tags: otherOwnerTags, idempotencyKey: KEY1 }) }),
     },
     want: { type: 'removeFinalizer', why: 'notOurs' },
   },
@@ -185,13 +178,13 @@ const cases: Record<string, Case> = {
   },
   'deleting, our key made it though its tags were changed at the provider: DELETE': {
     args: {
-      bucket: bucket().prepared('k1').withStatus(readyStatus(ENDPOINT)).deleting().build(),
-      facts: observed({ exists: true, bucket: providerBucket({ tags: {}, idempotencyKey: 'k1' }) }),
+      bucket: bucket().prepared(KEY1).withStatus(readyStatus(ENDPOINT)).deleting().build(),
+      facts: observed({ exists: true, bucket: providerBucket({ tags: {}, idempotencyKey: KEY1 }) }),
     },
     want: { type: 'delete', id: 'bucket-000001' },
   },
   'deleting with no id (create answer lost): look the key up, fenced': {
-    args: { bucket: bucket().prepared('k1').deleting().build(), facts: connected },
+    args: { bucket: bucket().prepared(KEY1).deleting().build(), facts: connected },
     want: observeFenced,
   },
   'deleting, never prepared: release, nothing was ever sent': {
@@ -203,7 +196,7 @@ const cases: Record<string, Case> = {
     want: observeFenced,
   },
   'deleting an adopt target never recorded: observe first': {
-    args: { bucket: bucket().prepared('k1').adopting('bucket-7').deleting().build(), facts: connected },
+    args: { bucket: bucket().prepared(KEY1).adopting('bucket-7').deleting().build(), facts: connected },
     want: observeFenced,
   },
   'deleting after the config moved: observe (a 404 there proves nothing)': {
@@ -213,28 +206,28 @@ const cases: Record<string, Case> = {
 
   // The provider's answer.
   'prepared, nothing at the provider: create with that key': {
-    args: { bucket: bucket().prepared('k1').build(), facts: observed(absent) },
-    want: { type: 'create', idempotencyKey: 'k1' },
+    args: { bucket: bucket().prepared(KEY1).build(), facts: observed(absent) },
+    want: { type: 'create', idempotencyKey: KEY1 },
   },
   'the bucket made with the current key vanished: rotate the key and create': {
-    args: { bucket: bucket().prepared('k1').withStatus({ id: 'bucket-000001', idempotencyKey: 'k1' }).build(), facts: observed(absent) },
+    args: { bucket: bucket().prepared(KEY1).withStatus({ id: 'bucket-000001', idempotencyKey: KEY1 }).build(), facts: observed(absent) },
     want: { type: 'rotateKey', reason: 'vanished', createNow: true },
   },
   "the key found another object's bucket: rotate the key and create": {
-    args: { bucket: bucket().prepared('k1').build(), facts: observed({ exists: false, foreignKey: true }) },
+    args: { bucket: bucket().prepared(KEY1).build(), facts: observed({ exists: false, foreignKey: true }) },
     want: { type: 'rotateKey', reason: 'foreign', createNow: true },
   },
   'a create was refused with 410 (key spent): rotate, the watch brings the create': {
-    args: { bucket: bucket().prepared('k1').build(), facts: observed({ exists: false, keySpent: true }) },
+    args: { bucket: bucket().prepared(KEY1).build(), facts: observed({ exists: false, keySpent: true }) },
     want: { type: 'rotateKey', reason: 'spent', createNow: false },
   },
   'key already rotated but not yet used: create with it, never mint again': {
-    args: { bucket: bucket().prepared('k2').withStatus({ id: 'bucket-000001', idempotencyKey: 'k1' }).build(), facts: observed(absent) },
+    args: { bucket: bucket().prepared('k2').withStatus({ id: 'bucket-000001', idempotencyKey: KEY1 }).build(), facts: observed(absent) },
     want: { type: 'create', idempotencyKey: 'k2' },
   },
   "the config points at another provider than the bucket's: blocked, never recreate": {
     args: {
-      bucket: bucket().prepared('k1').withStatus({ id: 'bucket-000001', idempotencyKey: 'k1', providerEndpoint: 'http://old' }).build(),
+      bucket: bucket().prepared(KEY1).withStatus({ id: 'bucket-000001', idempotencyKey: KEY1, providerEndpoint: 'http://old' }).build(),
       facts: observed(absent),
     },
     want: {
@@ -245,7 +238,7 @@ const cases: Record<string, Case> = {
   },
   'deleting after the provider changed: blocked, never release the finalizer': {
     args: {
-      bucket: bucket().prepared('k1').withStatus({ id: 'bucket-000001', providerEndpoint: 'http://old' }).deleting().build(),
+      bucket: bucket().prepared(KEY1).withStatus({ id: 'bucket-000001', providerEndpoint: 'http://old' }).deleting().build(),
       facts: observed(absent),
     },
     want: {
@@ -256,7 +249,7 @@ const cases: Record<string, Case> = {
   },
   'same provider, bucket gone, deleting: release the finalizer': {
     args: {
-      bucket: bucket().prepared('k1').withStatus({ id: 'bucket-000001', providerEndpoint: ENDPOINT }).deleting().build(),
+      bucket: bucket().prepared(KEY1).withStatus({ id: 'bucket-000001', providerEndpoint: ENDPOINT }).deleting().build(),
       facts: observed(absent),
     },
     want: { type: 'removeFinalizer', why: 'gone' },
@@ -464,8 +457,8 @@ describe('deletion, step after step', () => {
 
   it('found by the model: the adopt-id names another object’s bucket, the key made one too: DELETE the key’s, keep the other', () => {
     const others = providerBucket({ id: 'bucket-000002', tags: otherOwnerTags });
-    const made = providerBucket({ tags: {}, idempotencyKey: 'k1' });
-    const b = bucket().prepared('k1').adopting('bucket-000002').deleting().build();
+    const made = providerBucket({ tags: {}, idempotencyKey: KEY1 });
+    const b = bucket().prepared(KEY1).adopting('bucket-000002').deleting().build();
     const obs: Observation = { exists: true, bucket: others, keyBucket: made };
     expect(decide(b, facts(obs))).to.deep.equal({ type: 'delete', id: 'bucket-000001' });
     const left = remainingAfterDelete(obs, 'bucket-000001');

@@ -6,7 +6,7 @@ import { ProviderError } from '../../../operator/provider-client';
 import { ApiError, isTerminalError, type Action, type KubeObject } from '../../../operator/runtime';
 import { accessSecretName } from '../../../operator/bucket/names';
 import { BucketWorld } from '../../support/bucket-world';
-import { DEFAULT_TAGS, bucket, readyStatus } from '../../support/fixtures';
+import { DEFAULT_TAGS, bucket, readyStatus, KEY1 } from '../../support/fixtures';
 
 const condition = (b: StorageBucket | undefined, type: string) =>
   (b?.status?.conditions as { type: string; status: string; reason: string; message?: string }[] | undefined)?.find((c) => c.type === type);
@@ -32,8 +32,8 @@ describe('BucketReconciler (orchestrator, with plain fakes)', () => {
       expect(first).to.deep.include({ type: 'requeueAfter', afterMs: 3000 });
       const b = world.bucket();
       expect(world.hasFinalizer()).to.equal(true);
-      expect(b?.metadata.annotations?.[IDEMPOTENCY_KEY_ANNOTATION]).to.equal('key-1');
-      expect([...world.provider.buckets.values()].map((x) => x.idempotencyKey)).to.deep.equal(['key-1']);
+      expect(b?.metadata.annotations?.[IDEMPOTENCY_KEY_ANNOTATION]).to.equal('uid-b1.key-1');
+      expect([...world.provider.buckets.values()].map((x) => x.idempotencyKey)).to.deep.equal(['uid-b1.key-1']);
       expect(condition(b, 'Ready')).to.include({ status: 'False', reason: 'Provisioning' });
 
       expect(await world.settle()).to.deep.equal({ type: 'done' });
@@ -56,13 +56,13 @@ describe('BucketReconciler (orchestrator, with plain fakes)', () => {
     });
 
     it('a create refused with 410 (key spent) rotates the key and creates nothing', async () => {
-      world.apply(bucket().prepared('k1').build());
+      world.apply(bucket().prepared(KEY1).build());
       world.provider.failNext.set(
         'createBucket',
         new ProviderError('bucket created with this key was deleted', { status: 410, code: 'BucketDeleted' }),
       );
       expect(await world.reconcile()).to.deep.equal({ type: 'done' });
-      expect(world.bucket()?.metadata.annotations?.[IDEMPOTENCY_KEY_ANNOTATION]).to.equal('key-1');
+      expect(world.bucket()?.metadata.annotations?.[IDEMPOTENCY_KEY_ANNOTATION]).to.equal('uid-b1.key-1');
       expect(world.provider.buckets.size).to.equal(0);
       expect(world.events.recorded.join()).to.contain('BucketMissing');
     });
@@ -147,7 +147,7 @@ describe('BucketReconciler (orchestrator, with plain fakes)', () => {
     };
     for (const [name, { args, want }] of Object.entries(cases)) {
       it(name, async () => {
-        world.apply(bucket().prepared('k1').build());
+        world.apply(bucket().prepared(KEY1).build());
         world.provider.failNext.set('createBucket', args.err);
         const got = await outcome(world.reconcile());
         if (want.outcome === 'backoff')
@@ -165,8 +165,8 @@ describe('BucketReconciler (orchestrator, with plain fakes)', () => {
     }
 
     it('a transient failure keeps a Ready bucket Ready', async () => {
-      world.apply(bucket().prepared('k1').withStatus(readyStatus('http://provider.example')).withSpec({ sizeGB: 20 }).withGeneration(2).build());
-      world.provider.seed({ id: 'bucket-000001', tags: { ...DEFAULT_TAGS }, idempotencyKey: 'k1' });
+      world.apply(bucket().prepared(KEY1).withStatus(readyStatus('http://provider.example')).withSpec({ sizeGB: 20 }).withGeneration(2).build());
+      world.provider.seed({ id: 'bucket-000001', tags: { ...DEFAULT_TAGS }, idempotencyKey: KEY1 });
       world.provider.failNext.set('updateBucket', new ProviderError('provider unavailable', { status: 503, code: 'Unavailable' }));
       expect(await outcome(world.reconcile())).to.be.instanceOf(Error);
       expect(condition(world.bucket(), 'Ready')).to.include({ status: 'True', reason: 'Available' });
@@ -174,7 +174,7 @@ describe('BucketReconciler (orchestrator, with plain fakes)', () => {
     });
 
     it('a failure reported from a stale snapshot never overwrites a fresher Ready', async () => {
-      world.apply(bucket().prepared('k1').build());
+      world.apply(bucket().prepared(KEY1).build());
       const stale = world.bucket();
       await world.settle();
       expect(condition(world.bucket(), 'Ready')?.status).to.equal('True');
@@ -186,7 +186,7 @@ describe('BucketReconciler (orchestrator, with plain fakes)', () => {
     });
 
     it('a status write that fails while reporting (missing RBAC) is surfaced, and the original error still reaches the runner', async () => {
-      world.apply(bucket().prepared('k1').build());
+      world.apply(bucket().prepared(KEY1).build());
       world.provider.failNext.set('findByIdempotencyKey', new ProviderError('provider unavailable', { status: 503, code: 'Unavailable' }));
       world.store.failNextStatusPatch = new ApiError(403, 'Forbidden', 'storagebuckets.storage.avalonhosting.example "b1" is forbidden');
       const got = await outcome(world.reconcile());
@@ -236,7 +236,7 @@ describe('BucketReconciler (orchestrator, with plain fakes)', () => {
     });
 
     it("after the config moved, a stranger's bucket with the same id is neither deleted nor taken over", async () => {
-      world.apply(bucket().prepared('k1').withStatus(readyStatus('http://old-provider.example')).build());
+      world.apply(bucket().prepared(KEY1).withStatus(readyStatus('http://old-provider.example')).build());
       world.provider.seed({ id: 'bucket-000001', tags: { team: 'someone-else' } });
       expect(isTerminalError(await outcome(world.reconcile()))).to.equal(true);
       expect(condition(world.bucket(), 'Ready')?.reason).to.equal('ProviderChanged');
@@ -262,16 +262,16 @@ describe('BucketReconciler (orchestrator, with plain fakes)', () => {
     });
 
     it('a 410 with another code is not a spent key: no key rotation loop', async () => {
-      world.apply(bucket().prepared('k1').build());
+      world.apply(bucket().prepared(KEY1).build());
       world.provider.failNext.set('createBucket', new ProviderError('gone for another reason', { status: 410, code: 'Gone' }));
       expect(isTerminalError(await outcome(world.reconcile()))).to.equal(true);
-      expect(world.bucket()?.metadata.annotations?.[IDEMPOTENCY_KEY_ANNOTATION]).to.equal('k1');
+      expect(world.bucket()?.metadata.annotations?.[IDEMPOTENCY_KEY_ANNOTATION]).to.equal(KEY1);
     });
   });
 
   describe('without a connection', () => {
     it('waits for its config with the reason, and a Warning once', async () => {
-      world.apply(bucket().prepared('k1').build());
+      world.apply(bucket().prepared(KEY1).build());
       world.connectFailure = new ConnectError('ProviderConfigNotFound', 'BucketProviderConfig ns1/default not found');
       expect(await world.reconcile()).to.deep.equal({ type: 'done' });
       expect(await world.reconcile()).to.deep.equal({ type: 'done' });
@@ -294,7 +294,7 @@ describe('BucketReconciler (orchestrator, with plain fakes)', () => {
 
   describe('pause, Orphan and deletion', () => {
     it('paused: status says so, and the provider is not called', async () => {
-      world.apply(bucket().prepared('k1').paused().build());
+      world.apply(bucket().prepared(KEY1).paused().build());
       expect(await world.reconcile()).to.deep.equal({ type: 'done' });
       expect(condition(world.bucket(), 'Synced')).to.include({ status: 'False', reason: 'ReconcilePaused' });
       expect(world.provider.calls).to.equal(0);
@@ -334,21 +334,21 @@ describe('BucketReconciler (orchestrator, with plain fakes)', () => {
     });
 
     it('deleting with only a key (the create answer was lost): the key is revoked before the finalizer goes', async () => {
-      world.apply(bucket().prepared('k1').build());
+      world.apply(bucket().prepared(KEY1).build());
       world.delete();
       expect(await world.reconcile()).to.deep.equal({ type: 'done' });
       expect(world.bucket()).to.equal(undefined);
-      expect([...world.provider.revoked]).to.deep.equal(['acct-1/k1']);
+      expect([...world.provider.revoked]).to.deep.equal([`acct-1/${KEY1}`]);
       // A create with that key arriving late can no longer commit.
       const late = await world.provider
-        .createBucket({ region: 'us-east-1', sizeGB: 10, encrypted: false, tags: {} }, 'k1')
+        .createBucket({ region: 'us-east-1', sizeGB: 10, encrypted: false, tags: {} }, KEY1)
         .catch((e: ProviderError) => e.status);
       expect(late).to.equal(410);
     });
 
     it('deleting with only a key whose create did commit: that bucket is deleted', async () => {
-      world.apply(bucket().prepared('k1').build());
-      await world.provider.createBucket({ region: 'us-east-1', sizeGB: 10, encrypted: false, tags: { ...DEFAULT_TAGS } }, 'k1');
+      world.apply(bucket().prepared(KEY1).build());
+      await world.provider.createBucket({ region: 'us-east-1', sizeGB: 10, encrypted: false, tags: { ...DEFAULT_TAGS } }, KEY1);
       world.delete();
       expect(await world.reconcile()).to.deep.equal({ type: 'done' });
       expect(world.bucket()).to.equal(undefined);
@@ -359,7 +359,7 @@ describe('BucketReconciler (orchestrator, with plain fakes)', () => {
       world.apply(
         bucket()
           .prepared('k2')
-          .withStatus(readyStatus('http://provider.example', { idempotencyKey: 'k1' }))
+          .withStatus(readyStatus('http://provider.example', { idempotencyKey: KEY1 }))
           .build(),
       );
       await world.provider.createBucket({ region: 'us-east-1', sizeGB: 10, encrypted: false, tags: { ...DEFAULT_TAGS } }, 'k2');

@@ -2,7 +2,7 @@ import { expect } from 'chai';
 import { nextStatus, statusEqual } from '../../../operator/bucket/status';
 import { mergePatchDiff } from '../../../operator/runtime/status';
 import { Reason } from '../../../operator/bucket/reasons';
-import { bucket, providerBucket } from '../../support/fixtures';
+import { bucket, providerBucket, KEY1 } from '../../support/fixtures';
 
 const t0 = new Date('2026-01-01T00:00:00Z');
 const t1 = new Date('2026-01-01T00:05:00Z');
@@ -15,13 +15,13 @@ const readyFacts = {
 
 describe('nextStatus', () => {
   it('records id, endpoint and size from the provider with Ready True', () => {
-    const s = nextStatus(bucket().build(), { ...readyFacts, observation: { exists: true, bucket: providerBucket({ idempotencyKey: 'k' }) } }, t0);
+    const s = nextStatus(bucket().build(), { ...readyFacts, observation: { exists: true, bucket: providerBucket({ idempotencyKey: KEY1 }) } }, t0);
     expect(s).to.deep.include({
       id: 'bucket-000001',
       endpoint: 'bucket-000001.us-east-1.storage.example',
       sizeGB: 10,
       phase: 'Active',
-      idempotencyKey: 'k',
+      idempotencyKey: KEY1,
       observedGeneration: 1,
     });
     expect(s.conditions?.find((c) => c.type === 'Ready')).to.include({
@@ -45,8 +45,8 @@ describe('nextStatus', () => {
   });
 
   it('replaces id, endpoint and key with those of a recreated bucket', () => {
-    const prev = nextStatus(bucket().build(), { ...readyFacts, observation: { exists: true, bucket: providerBucket({ idempotencyKey: 'k1' }) } }, t0);
-    const recreated = providerBucket({ id: 'bucket-000002', endpoint: 'bucket-000002.us-east-1.storage.example', idempotencyKey: 'k2' });
+    const prev = nextStatus(bucket().build(), { ...readyFacts, observation: { exists: true, bucket: providerBucket({ idempotencyKey: KEY1 }) } }, t0);
+    const recreated = providerBucket({ id: 'bucket-000002', endpoint: 'bucket-000002.us-east-1.storage.example', idempotencyKey: 'uid-b1.k2' });
     const s = nextStatus(
       bucket().withStatus(prev).build(),
       {
@@ -57,8 +57,20 @@ describe('nextStatus', () => {
       },
       t1,
     );
-    expect(s).to.deep.include({ id: 'bucket-000002', endpoint: 'bucket-000002.us-east-1.storage.example', idempotencyKey: 'k2' });
-    expect(mergePatchDiff(prev, s)).to.deep.include({ id: 'bucket-000002', idempotencyKey: 'k2', phase: 'Provisioning' });
+    expect(s).to.deep.include({ id: 'bucket-000002', endpoint: 'bucket-000002.us-east-1.storage.example', idempotencyKey: 'uid-b1.k2' });
+    expect(mergePatchDiff(prev, s)).to.deep.include({ id: 'bucket-000002', idempotencyKey: 'uid-b1.k2', phase: 'Provisioning' });
+  });
+
+  it('found in review (issue 31): never records a key not minted for this object, so an observed bucket is never "ours"', () => {
+    // managementPolicy Observe of another object's bucket, whose key was copied into this one.
+    const observed = bucket('s5', 'obs').withKey('uid-owner.k1').withSpec({ managementPolicy: 'Observe' }).build();
+    const theirs = providerBucket({ idempotencyKey: 'uid-owner.k1' });
+    const s = nextStatus(observed, { ...readyFacts, observation: { exists: true, bucket: theirs } }, t0);
+    expect(s.id).to.equal('bucket-000001');
+    expect(s).to.not.have.property('idempotencyKey');
+    // A key recorded earlier is dropped once a bucket not made by this object is seen.
+    const restored = bucket('s5', 'obs').withStatus({ id: 'bucket-000001', idempotencyKey: 'uid-owner.k1' }).build();
+    expect(nextStatus(restored, { ...readyFacts, observation: { exists: true, bucket: theirs } }, t0)).to.not.have.property('idempotencyKey');
   });
 
   it('keeps the last known facts when the provider was not asked', () => {
