@@ -9,7 +9,7 @@ import { bucketNotFound, type BucketStore } from './store';
 import { parseFaultSettings, type FaultController, type ListFault } from './faults';
 import type { RequestStats } from './stats';
 import { ErrorCode, type AccountInfo, type BucketList, type RevokeResult } from './types';
-import { encodeContinue, invalid, parseAdminPatch, parseCreate, parseIdempotencyKey, parseListQuery, parseUpdate } from './validation';
+import { encodeContinue, invalid, parseAdminPatch, parseCreate, parseIdempotencyKey, parseIfTags, parseListQuery, parseUpdate } from './validation';
 
 /** What the handlers need. */
 export interface RouteDeps {
@@ -145,8 +145,8 @@ export function buildRoutes(deps: RouteDeps): Route[] {
           const body = parseUpdate(await readJsonBody(req, maxBodyBytes));
           return json(200, store.update(param(params, 'id'), body, accountOf(account)));
         },
-        DELETE: ({ params, account }) => {
-          store.delete(param(params, 'id'), accountOf(account));
+        DELETE: ({ req, params, account }) => {
+          store.delete(param(params, 'id'), accountOf(account), parseIfTags(req.headers['if-tags']));
           return empty(204);
         },
       },

@@ -333,10 +333,17 @@ export class BucketStore implements StoreView {
   }
 
   /** Removes a bucket (given an account, only one of its own); its idempotency key stays consumed. */
-  delete(id: string, account?: string): void {
+  /**
+   * Deletes bucket `id` of `account`. `ifTags`: only if the bucket carries every one of these
+   * tags now (412 PreconditionFailed otherwise, nothing deleted), checked in the same step.
+   */
+  delete(id: string, account?: string, ifTags?: readonly (readonly [string, string])[]): void {
     this.settlePending();
     const record = this.record(id, account);
     if (record === undefined) throw bucketNotFound(id);
+    if (ifTags && !ifTags.every(([k, v]) => record.tags[k] === v)) {
+      throw new HttpError(412, ErrorCode.PreconditionFailed, `bucket ${id} does not carry the tags If-Tags names`);
+    }
     this.buckets.delete(id);
     this.byAccount.get(record.account)?.delete(id);
     this.sortedByAccount.delete(record.account);

@@ -148,6 +148,18 @@ export function parseIdempotencyKey(header: string | string[] | undefined, field
   return header;
 }
 
+/**
+ * The `If-Tags` header of a conditional delete: `k=v&k=v`, URL-encoded (as Azure's
+ * `x-ms-if-tags` makes a delete conditional on blob tags). Undefined when absent.
+ */
+export function parseIfTags(header: string | string[] | undefined): [string, string][] | undefined {
+  if (header === undefined) return undefined;
+  if (Array.isArray(header)) throw invalid('If-Tags', 'must be given once');
+  const pairs = [...new URLSearchParams(header)];
+  if (pairs.length === 0 || pairs.some(([k]) => k === '')) throw invalid('If-Tags', 'must be k=v pairs');
+  return pairs;
+}
+
 /** Opaque page token: the base64url of the last id of the page. */
 export function encodeContinue(lastId: string): string {
   return Buffer.from(lastId, 'utf8').toString('base64url');

@@ -12,6 +12,7 @@ import type { StorageBucket } from '../api/v1';
 import { IDEMPOTENCY_KEY_ANNOTATION } from '../api/v1';
 import { providerChanged, sentElsewhereBlock } from './blocks';
 import { CLEANUP, moved, recordedRelation, relation, sentElsewhere } from './ownership';
+import { ownerTags } from './tags';
 import type { DecisionFacts, Need, Observation, Step } from './plan';
 
 const GONE: Step = { type: 'removeFinalizer', why: 'gone' };
@@ -22,8 +23,9 @@ const GONE: Step = { type: 'removeFinalizer', why: 'gone' };
  *   the finalizer with no provider call;
  * - nothing was ever sent (no id, no key): nothing can exist, release;
  * - without a connection nothing can be proven: wait for the config;
- * - the status alone proves the recorded bucket was made by a key minted for this object
- *   (see `recordedRelation`): DELETE it by id, a 404 meaning gone;
+ * - the status records the bucket as made by a key minted for this object (see
+ *   `recordedRelation`): DELETE it by id on condition that the provider finds this object's
+ *   owner tags on it (a 404 meaning gone, a 412 that it must be observed after all);
  * - otherwise the provider is asked (with a fence on the key), and only a bucket whose tags or
  *   key name this object is deleted; a bucket recorded at another endpoint or account, or a
  *   lost create sent elsewhere, blocks rather than release what may still exist there.
@@ -40,8 +42,11 @@ export function cleanup(bucket: StorageBucket, facts: DecisionFacts): Step | Nee
   const to = facts.connection;
   const obs = facts.observation;
   if (!obs) {
+    // The status only names the bucket; the provider proves it ours as it deletes, from the
+    // owner tags (uid and cluster included), so a forged or copied status deletes nothing.
     const recorded = recordedRelation(bucket, to);
-    if (status.id && recorded && CLEANUP[recorded.type] === 'delete') return { type: 'delete', id: status.id };
+    if (status.id && recorded && CLEANUP[recorded.type] === 'delete')
+      return { type: 'delete', id: status.id, ifTags: ownerTags(bucket, facts.clusterId ?? '') };
     return { type: 'observe', fence: true };
   }
   // Everything of this object's that the observation showed was just deleted.
@@ -55,7 +60,7 @@ export function cleanup(bucket: StorageBucket, facts: DecisionFacts): Step | Nee
   const sentTo = sentElsewhere(bucket, to);
   if (!obs.exists) return sentTo ? sentElsewhereBlock(sentTo, to) : GONE;
   // Found by this very observation, so a 404 on the DELETE can only mean it went since.
-  const ours = [obs.bucket, obs.keyBucket].find((b) => b !== undefined && CLEANUP[relation(bucket, b, clusterId).type] === 'delete');
+  const ours = [obs.bucket, ...(obs.more ?? [])].find((b) => CLEANUP[relation(bucket, b, clusterId).type] === 'delete');
   return ours ? { type: 'delete', id: ours.id } : { type: 'removeFinalizer', why: 'notOurs' };
 }
 
@@ -65,6 +70,7 @@ export function cleanup(bucket: StorageBucket, facts: DecisionFacts): Step | Nee
  */
 export function remainingAfterDelete(obs: Observation | undefined, id: string): Observation {
   if (!obs?.exists) return { exists: false, deleted: true };
-  if (obs.bucket.id !== id) return { exists: true, bucket: obs.bucket };
-  return obs.keyBucket ? { exists: true, bucket: obs.keyBucket } : { exists: false, deleted: true };
+  const [first, ...rest] = [obs.bucket, ...(obs.more ?? [])].filter((b) => b.id !== id);
+  if (!first) return { exists: false, deleted: true };
+  return rest.length > 0 ? { exists: true, bucket: first, more: rest } : { exists: true, bucket: first };
 }

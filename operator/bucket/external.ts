@@ -8,11 +8,11 @@
  */
 import type { StorageBucket } from '../api/v1';
 import { ADOPT_ANNOTATION, IDEMPOTENCY_KEY_ANNOTATION } from '../api/v1';
-import type { ProviderBucket, ProviderClient, UpdateBucketRequest } from '../provider-client';
+import { isProviderError, type ProviderBucket, type ProviderClient, type UpdateBucketRequest } from '../provider-client';
 import { isKeyReused, isKeySpent } from './failure';
 import { foreignKey, relation } from './ownership';
 import type { Observation } from './plan';
-import { operatorTags } from './tags';
+import { MANAGED_FILTER, operatorTags, UID_TAG } from './tags';
 
 /** The answer of a create: the bucket it made, or what the provider's refusal tells. */
 export type CreateResult = { readonly created: ProviderBucket } | { readonly replan: Observation };
@@ -30,8 +30,11 @@ export interface ExternalClient {
   create(bucket: StorageBucket, key: string, signal: AbortSignal): Promise<CreateResult>;
   /** Changes bucket `id`; returns it as the provider now reports it. */
   update(id: string, patch: UpdateBucketRequest, signal: AbortSignal): Promise<ProviderBucket>;
-  /** Deletes bucket `id`; false when it was already gone. */
-  delete(id: string, signal: AbortSignal): Promise<boolean>;
+  /**
+   * Deletes bucket `id`: true when deleted, false when it was already gone, `notProven` when
+   * `ifTags` was given and the provider did not find them on it (nothing deleted).
+   */
+  delete(id: string, signal: AbortSignal, ifTags?: Readonly<Record<string, string>>): Promise<boolean | 'notProven'>;
 }
 
 /**
@@ -60,15 +63,30 @@ export function externalClient(client: ProviderClient, clusterId: string): Exter
     async observe(bucket, fence, signal) {
       const id = bucket.status?.id ?? bucket.metadata.annotations?.[ADOPT_ANNOTATION];
       const found = id ? await client.getBucket(id, signal) : undefined;
+      const uid = bucket.metadata.uid;
+      const taggedWithUid = async () =>
+        uid ? await client.listBuckets({ tags: { ...MANAGED_FILTER, [UID_TAG]: uid } }, signal, { maxPages: 1 }) : [];
+      if (!fence) {
+        if (found) return { exists: true, bucket: found };
+        // No recorded id, or it vanished: a create with the current key may have happened
+        // without its answer reaching us (the crash window), so look the key up before creating.
+        const byKey = await observeKey(bucket, false, signal);
+        if (byKey.exists) return byKey;
+        // Nor that: a bucket tagged with this object's uid is still its own (the id and key that
+        // named it overwritten since), and creating another would make two.
+        const [tagged] = await taggedWithUid();
+        return tagged ? { exists: true, bucket: tagged } : byKey;
+      }
+      // Deleting: besides what the id names, the bucket the current key made (a create whose
+      // answer was lost before an adopt-id was set), and every bucket tagged with this object's
+      // uid (its id and key overwritten since): cleanup judges each, so nothing of ours is left.
       const key = bucket.metadata.annotations?.[IDEMPOTENCY_KEY_ANNOTATION];
-      // Deleting: whatever the id names, the bucket the current key made is this object's too
-      // (a create whose answer was lost before an adopt-id was set), unless the key made that one.
-      if (found && (!fence || key === undefined || found.idempotencyKey === key)) return { exists: true, bucket: found };
-      // No recorded id, or it vanished: a create with the current key may have happened without
-      // its answer reaching us (the crash window), so look the key up before creating.
-      const byKey = await observeKey(bucket, fence, signal);
-      if (!found) return byKey;
-      return { exists: true, bucket: found, ...(byKey.exists && byKey.bucket.id !== found.id ? { keyBucket: byKey.bucket } : {}) };
+      const byKey = found && found.idempotencyKey === key ? undefined : await observeKey(bucket, true, signal);
+      const tagged = await taggedWithUid();
+      const all = [found, byKey?.exists ? byKey.bucket : undefined, ...tagged].filter((b): b is ProviderBucket => b !== undefined);
+      const [first, ...rest] = all.filter((b, i) => all.findIndex((x) => x.id === b.id) === i);
+      if (!first) return byKey ?? { exists: false };
+      return rest.length > 0 ? { exists: true, bucket: first, more: rest } : { exists: true, bucket: first };
     },
     async create(bucket, key, signal) {
       const spec = bucket.spec;
@@ -92,6 +110,13 @@ export function externalClient(client: ProviderClient, clusterId: string): Exter
       }
     },
     update: (id, patch, signal) => client.updateBucket(id, patch, signal),
-    delete: (id, signal) => client.deleteBucket(id, signal),
+    async delete(id, signal, ifTags) {
+      try {
+        return await client.deleteBucket(id, signal, ifTags ? { ifTags } : {});
+      } catch (err) {
+        if (ifTags && isProviderError(err) && err.status === 412) return 'notProven';
+        throw err;
+      }
+    },
   };
 }

@@ -24,8 +24,8 @@ import { findCondition, type Condition } from '../runtime';
 import { providerChanged, sentElsewhereBlock } from './blocks';
 import { cleanup } from './cleanup';
 import { ConditionType, Reason } from './reasons';
-import { accountChanged, moved, relation, sentElsewhere, type Relation } from './ownership';
-import { CLUSTER_TAG, missingTags } from './tags';
+import { accountChanged, keyUid, moved, relation, sentElsewhere, type Relation } from './ownership';
+import { CLUSTER_TAG, missingTags, UID_TAG } from './tags';
 
 /**
  * What the provider said about the bucket this object refers to.
@@ -46,10 +46,11 @@ export type Observation =
       readonly exists: true;
       readonly bucket: ProviderBucket;
       /**
-       * Deleting only: another bucket, made with the object's current key, besides the one its
-       * id (or adopt-id) names; a create whose answer was lost before the id changed.
+       * Deleting only: other buckets found besides the one its id (or adopt-id) names: made
+       * with the object's current key (a create whose answer was lost before the id changed),
+       * or tagged with its uid (its record of them overwritten). Cleanup judges each.
        */
-      readonly keyBucket?: ProviderBucket;
+      readonly more?: readonly ProviderBucket[];
     };
 
 /** Why connecting failed; the reasons `connect` reports (see connect.ts). */
@@ -151,8 +152,12 @@ export type Step =
       readonly grows: boolean;
       readonly adopting: boolean;
     }
-  /** DELETE `id`, provably this object's bucket (see preplan and plan); a 404 means it is gone. */
-  | { readonly type: 'delete'; readonly id: string }
+  /**
+   * DELETE `id`, provably this object's bucket (see cleanup.ts); a 404 means it is gone.
+   * `ifTags`: decided from the status alone, so the provider must find this object's owner tags
+   * on the bucket at the moment it deletes (412 otherwise: the bucket is observed instead).
+   */
+  | { readonly type: 'delete'; readonly id: string; readonly ifTags?: Readonly<Record<string, string>> }
   /**
    * Release our finalizer. `orphan`: the policy keeps the provider bucket. `gone`: nothing of
    * ours is left at the provider. `notOurs`: the provider bucket belongs to another object,
@@ -328,7 +333,7 @@ function plan(bucket: StorageBucket, obs: Observation, to: ConnectedTo, clusterI
   }
 
   const external = obs.bucket;
-  const taken = takenElsewhere(external, relation(bucket, external, clusterId), others);
+  const taken = takenElsewhere(bucket, external, relation(bucket, external, clusterId), others);
   if (taken) return taken;
   const adopting = !status.id && adoptId !== undefined;
   if (external.phase === 'Provisioning' || external.phase === 'Resizing') return { type: 'wait', phase: external.phase };
@@ -342,14 +347,16 @@ function plan(bucket: StorageBucket, obs: Observation, to: ConnectedTo, clusterI
 }
 
 /**
- * The block for a bucket another live owner holds: another StorageBucket of this cluster that
- * exists, or any object of another cluster (which this operator cannot see). Tags naming an
- * object that is gone (deleted with deletionPolicy Orphan), or an earlier object of this name,
- * do not block: the bucket may be adopted, and the update that follows writes this object's
- * tags. Both blocks are checked again every drift interval: the owner's deletion is not an
- * event of this object.
+ * The block for a bucket this object may not take over. Another live owner holds it: another
+ * StorageBucket of this cluster that exists, any object of another cluster (which this operator
+ * cannot see), or a live object whose key made it. A bucket nobody holds (its tags name an
+ * object that is gone, or none) may be taken over, and the update that follows writes this
+ * object's tags, only when the user asked for it ({@link ADOPT_ANNOTATION} names it) or when
+ * the key this object carries made it for an earlier object of its name whose tags it still
+ * carries (a restored backup): an id in the status alone is only a name. The blocks are checked
+ * again every drift interval: the owner's deletion is not an event of this object.
  */
-function takenElsewhere(external: ProviderBucket, rel: Relation, others: Others): Step | undefined {
+function takenElsewhere(bucket: StorageBucket, external: ProviderBucket, rel: Relation, others: Others): Step | undefined {
   const id = external.id;
   if (rel.type === 'otherCluster') {
     return {
@@ -359,29 +366,52 @@ function takenElsewhere(external: ProviderBucket, rel: Relation, others: Others)
       recheck: true,
     };
   }
-  if (rel.type === 'untagged' || rel.type === 'earlierObject') {
+  if (rel.type === 'thisObject' || rel.type === 'ourKey') return undefined;
+  if (rel.type === 'otherObject') {
+    const [ns = '', name = ''] = rel.owner.split('/');
+    if (others.ownerExists(ns, name)) {
+      return {
+        type: 'blocked',
+        reason: Reason.BucketOwnedElsewhere,
+        message: `provider bucket ${id} is managed by StorageBucket ${rel.owner}; remove ${ADOPT_ANNOTATION}, or delete ${rel.owner} (deletionPolicy Orphan keeps the bucket) and this one adopts it`,
+        recheck: true,
+      };
+    }
+  } else {
     // Its tags are gone, but the key that made it names its maker, which may still live. A key
-    // this object carries proves nothing by itself (it may be a copy): only one minted for its
-    // uid would, and that bucket would be `ourKey`, not here.
+    // this object carries proves nothing by itself (it may be a copy).
     const key = external.idempotencyKey;
     const maker = key !== undefined ? others.keyOwner(key) : undefined;
-    if (!maker) return undefined;
-    return {
-      type: 'blocked',
-      reason: Reason.BucketOwnedElsewhere,
-      message: `provider bucket ${id} was created by StorageBucket ${maker} (its idempotency key); remove ${ADOPT_ANNOTATION}, or delete ${maker} (deletionPolicy Orphan keeps the bucket) and this one adopts it`,
-      recheck: true,
-    };
+    if (maker) {
+      return {
+        type: 'blocked',
+        reason: Reason.BucketOwnedElsewhere,
+        message: `provider bucket ${id} was created by StorageBucket ${maker} (its idempotency key); remove ${ADOPT_ANNOTATION}, or delete ${maker} (deletionPolicy Orphan keeps the bucket) and this one adopts it`,
+        recheck: true,
+      };
+    }
   }
-  if (rel.type !== 'otherObject') return undefined;
-  const [ns = '', name = ''] = rel.owner.split('/');
-  if (!others.ownerExists(ns, name)) return undefined;
+  if (bucket.metadata.annotations?.[ADOPT_ANNOTATION] === id || restoredFrom(bucket, external, rel)) return undefined;
   return {
     type: 'blocked',
     reason: Reason.BucketOwnedElsewhere,
-    message: `provider bucket ${id} is managed by StorageBucket ${rel.owner}; remove ${ADOPT_ANNOTATION}, or delete ${rel.owner} (deletionPolicy Orphan keeps the bucket) and this one adopts it`,
+    message: `provider bucket ${id} is not tagged as this object's and was not made by its idempotency key; set ${ADOPT_ANNOTATION} to ${id} to adopt it`,
     recheck: true,
   };
+}
+
+/**
+ * True when `external` is the bucket of an earlier object of this name that this object was
+ * restored from: the key this object carries made it, and its owner tags still name this
+ * namespace and name with the uid that key was minted for (a key from before keys carried a
+ * uid: with no tags left to contradict it).
+ */
+function restoredFrom(bucket: StorageBucket, external: ProviderBucket, rel: Relation): boolean {
+  const key = bucket.metadata.annotations?.[IDEMPOTENCY_KEY_ANNOTATION];
+  if (key === undefined || external.idempotencyKey !== key) return false;
+  const minted = keyUid(key);
+  if (minted === undefined) return rel.type === 'earlierObject' || rel.type === 'untagged';
+  return rel.type === 'earlierObject' && external.tags[UID_TAG] === minted;
 }
 
 /**

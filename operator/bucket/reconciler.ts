@@ -32,7 +32,8 @@ import { STORAGE_BUCKET } from './kinds';
 import type { DriftMetrics } from './lifecycle-metrics';
 import type { OwnedSecret } from './owned';
 import { OwnedObjects } from './owned-sync';
-import { createTarget, keyUid, mintKey } from './ownership';
+import { othersInCache } from './others';
+import { createTarget, mintKey } from './ownership';
 import { assertNever, decide, type ConnectedTo, type DecisionFacts, type Observation, type Step } from './plan';
 import { EventReason } from './reasons';
 import { nextStatus, statusEqual, type StatusFacts } from './status';
@@ -69,7 +70,7 @@ export interface BucketReconcilerDeps {
    * cover: the operator does not tag them. @default 60000
    */
   readonly driftIntervalMs?: number;
-  /** The namespace the caches are limited to, if any (see {@link BucketReconciler.ownerExists}). @default all */
+  /** The namespace the caches are limited to, if any (see others.ts). @default all */
   readonly watchedNamespace?: string;
   /** The drift scan's latest findings; a named bucket is observed instead of trusted. @default none */
   readonly driftReports?: { reported(key: ObjectKey): boolean };
@@ -129,8 +130,7 @@ export class BucketReconciler implements Reconciler {
     let facts: DecisionFacts = {
       driftReported: this.d.driftReports?.reported(req) ?? false,
       clusterId: this.d.clusterId,
-      ownerExists: (ns, name) => this.ownerExists(ns, name),
-      keyOwner: (key) => this.keyOwner(key, cached),
+      ...othersInCache(this.d.buckets, cached, this.d.watchedNamespace),
     };
     let conn: Connection | undefined;
     // Why the account lookup failed, if it did: raised only when a decision needs the account.
@@ -176,31 +176,6 @@ export class BucketReconciler implements Reconciler {
     } catch (err) {
       return this.failed(seen.bucket, err, ctx);
     }
-  }
-
-  /**
-   * Whether a StorageBucket that owner tags name exists. Outside the watched namespace the
-   * operator cannot know, so it assumes it does: another instance may manage it.
-   */
-  private ownerExists(namespace: string, name: string): boolean {
-    if (this.d.watchedNamespace !== undefined && namespace !== this.d.watchedNamespace) return true;
-    return this.d.buckets.get({ namespace, name }) !== undefined;
-  }
-
-  /**
-   * `namespace/name` of another StorageBucket in the cache that made a bucket with `key`: the
-   * one whose uid the key was minted for, or, for a key from before keys carried a uid, one
-   * whose idempotency key annotation is `key`. A scan, asked only about a bucket whose owner
-   * tags are gone, which is rare.
-   */
-  private keyOwner(key: string, self: StorageBucket): string | undefined {
-    const uid = keyUid(key);
-    for (const b of this.d.buckets.list()) {
-      if (b.metadata.uid === self.metadata.uid) continue;
-      const maker = uid !== undefined ? b.metadata.uid === uid : b.metadata.annotations?.[IDEMPOTENCY_KEY_ANNOTATION] === key;
-      if (maker) return `${b.metadata.namespace ?? ''}/${b.metadata.name ?? ''}`;
-    }
-    return undefined;
   }
 
   /** The provider seam over `conn`. */
@@ -287,7 +262,11 @@ export class BucketReconciler implements Reconciler {
       case 'delete': {
         // No status write and no Event: the object is about to go, and a failed delete is
         // reported by failed() from this same snapshot, so nothing flips back and forth.
-        const existed = await this.external(conn).delete(step.id, ctx.signal);
+        const provider = this.external(conn);
+        const existed = await provider.delete(step.id, ctx.signal, step.ifTags);
+        // Decided from the status alone, which named a bucket the provider does not show as
+        // this object's, or not at all: that proves nothing gone, so decide on what it shows.
+        if (existed === 'notProven' || (step.ifTags && !existed)) return { replan: await provider.observe(bucket, true, ctx.signal) };
         // The bucket deleted, which need not be the one `log` names (a leftover of this object's).
         ctx.logger.info({ msg: existed ? 'deleted provider bucket' : 'provider bucket already gone', bucketID: step.id });
         // Decided again on what is left: another bucket of this object, or the finalizer.

@@ -37,6 +37,15 @@ export function operatorTags(bucket: StorageBucket, clusterId: string): Record<s
 }
 
 /**
+ * The tags that name `bucket` as the owner, in cluster `clusterId` ('' when unknown): the
+ * condition of a delete decided without asking the provider first.
+ */
+export function ownerTags(bucket: StorageBucket, clusterId: string): Record<string, string> {
+  const { [MANAGED_BY_TAG]: _managed, ...owner } = operatorTags(bucket, clusterId);
+  return owner;
+}
+
+/**
  * The full tag map to send when the provider's tags lack one of ours, or undefined when they
  * are all there. Tags others set are kept: the provider's update replaces the whole map.
  */

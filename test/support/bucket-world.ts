@@ -225,9 +225,10 @@ export class FakeProvider implements ProviderClient {
     return id ? this.visible(this.buckets.get(id)) : undefined;
   }
 
-  async listBuckets(): Promise<ProviderBucket[]> {
+  async listBuckets(filter: { tags?: Readonly<Record<string, string>> } = {}): Promise<ProviderBucket[]> {
     this.enter('listBuckets');
-    return [...this.buckets.values()].filter((b) => this.visible(b));
+    const match = (b: ProviderBucket) => Object.entries(filter.tags ?? {}).every(([k, v]) => b.tags[k] === v);
+    return [...this.buckets.values()].filter((b) => this.visible(b) && match(b));
   }
 
   async createBucket(req: CreateBucketRequest, k: string): Promise<ProviderBucket> {
@@ -277,10 +278,14 @@ export class FakeProvider implements ProviderClient {
     return next;
   }
 
-  async deleteBucket(id: string): Promise<boolean> {
+  async deleteBucket(id: string, _signal?: AbortSignal, opts: { ifTags?: Readonly<Record<string, string>> } = {}): Promise<boolean> {
     this.enter('deleteBucket');
+    const b = this.visible(this.buckets.get(id));
+    if (b && opts.ifTags && !Object.entries(opts.ifTags).every(([k, v]) => b.tags[k] === v)) {
+      throw new ProviderError('the bucket does not carry the tags If-Tags names', { status: 412, code: 'PreconditionFailed' });
+    }
     this.writes++;
-    return this.visible(this.buckets.get(id)) !== undefined && this.buckets.delete(id);
+    return b !== undefined && this.buckets.delete(id);
   }
 }
 

@@ -11,12 +11,14 @@ import { BUCKET_FINALIZER, MANAGED_BY_VALUE, PAUSED_ANNOTATION } from '../../../
 import { CLUSTER_TAG, MANAGED_BY_TAG, NAME_TAG, NAMESPACE_TAG, UID_TAG } from '../../../operator/bucket/tags';
 import type { ModelApiServer } from './api-server';
 import type { PlacedBucket, ProviderCall } from './provider';
-import { MODEL_CLUSTER } from './world';
+import { OTHER_CLUSTER } from './world';
 
-/** True when `tags` name an object of another cluster (whose objects this model cannot see, so they count as live). */
+/**
+ * True when `tags` name an object of the other cluster the model's actions make buckets for
+ * (whose objects this model cannot see, so they count as live).
+ */
 export function taggedByOtherCluster(tags: Readonly<Record<string, string>>): boolean {
-  const cluster = tags[CLUSTER_TAG];
-  return cluster !== undefined && cluster !== MODEL_CLUSTER;
+  return tags[CLUSTER_TAG] === OTHER_CLUSTER;
 }
 
 /** The invariants, by name. */

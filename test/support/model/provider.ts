@@ -12,7 +12,13 @@
  * To add a call (e.g. `GET /account`, "who am I"), add it to the object {@link clientFor}
  * returns; it knows the account the key belongs to.
  */
-import type { CreateBucketRequest, ProviderBucket, ProviderClient, UpdateBucketRequest } from '../../../operator/provider-client';
+import type {
+  CreateBucketRequest,
+  DeleteBucketOptions,
+  ProviderBucket,
+  ProviderClient,
+  UpdateBucketRequest,
+} from '../../../operator/provider-client';
 import { ProviderError } from '../../../operator/provider-client';
 import { HttpError } from '../../../provider/http';
 import { BucketStore, type StoreSnapshot } from '../../../provider/store';
@@ -225,6 +231,8 @@ function clientFor(p: ModelProviders, ep: Endpoint | undefined, url: string, acc
     op: ProviderOp,
     id: string | undefined,
     f: (e: Endpoint, acct: string) => { result: T; after?: ProviderBucket; id?: string },
+    /** A condition the provider checks first: a call it refuses writes nothing, so it is not judged as a write. */
+    precondition?: (b: Bucket | undefined) => void,
   ): T => {
     const { ep: e, account: acct } = enter(op);
     const before = id !== undefined ? e.store.get(e.real(id), acct) : undefined;
@@ -236,6 +244,12 @@ function clientFor(p: ModelProviders, ep: Endpoint | undefined, url: string, acc
       ...(id !== undefined ? { id } : {}),
       ...(before ? { before: e.view(before) } : {}),
     };
+    try {
+      precondition?.(before);
+    } catch (err) {
+      p.record({ ...base, ok: false });
+      throw asProviderError(op, err);
+    }
     if (WRITE_OPS.has(op)) p.beforeWrite?.(base);
     let out: { result: T; after?: ProviderBucket; id?: string };
     try {
@@ -288,12 +302,21 @@ function clientFor(p: ModelProviders, ep: Endpoint | undefined, url: string, acc
         const after = e.view(e.store.update(e.real(id), parseUpdate(wire(req)), acct));
         return { result: after, after };
       }),
-    deleteBucket: async (id: string) => {
+    deleteBucket: async (id: string, _signal?: AbortSignal, opts: DeleteBucketOptions = {}) => {
       try {
-        return run('delete', id, (e, acct) => {
-          e.store.delete(e.real(id), acct);
-          return { result: true };
-        });
+        return run(
+          'delete',
+          id,
+          (e, acct) => {
+            e.store.delete(e.real(id), acct);
+            return { result: true };
+          },
+          (b) => {
+            if (b && opts.ifTags && !Object.entries(opts.ifTags).every(([k, v]) => b.tags[k] === v)) {
+              throw new HttpError(412, 'PreconditionFailed', 'the bucket does not carry the tags If-Tags names');
+            }
+          },
+        );
       } catch (err) {
         if (err instanceof ProviderError && err.isNotFound) return false;
         throw err;

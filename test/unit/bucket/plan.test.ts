@@ -3,12 +3,17 @@ import { remainingAfterDelete } from '../../../operator/bucket/cleanup';
 import { keyObservation } from '../../../operator/bucket/external';
 import { decide, statusTrusted, type DecisionFacts, type Need, type Observation, type Step } from '../../../operator/bucket/plan';
 import type { StorageBucket } from '../../../operator/api/v1';
+import { Reason } from '../../../operator/bucket/reasons';
 import { DEFAULT_TAGS, bucket, providerBucket, readyStatus, KEY1 } from '../../support/fixtures';
 
 const ENDPOINT = 'http://provider.example';
 const absent: Observation = { exists: false };
 const active: Observation = { exists: true, bucket: providerBucket() };
 const CLUSTER = 'cluster-1';
+/** The owner tags of the fixture object ns1/b1 in CLUSTER: the condition of a delete from the status. */
+const { 'managed-by': _managedBy, ...OWNER_TAGS } = DEFAULT_TAGS;
+/** The same, by an operator that does not know its cluster. */
+const { 'kubernetes-cluster': _cluster, ...OWNER_TAGS_NO_CLUSTER } = OWNER_TAGS;
 const ACCOUNT = 'acct-1';
 const connected: DecisionFacts = { driftReported: false, clusterId: CLUSTER, connection: { endpoint: ENDPOINT, accountId: ACCOUNT } };
 const observed = (observation: Observation): DecisionFacts => ({ ...connected, observation });
@@ -150,9 +155,9 @@ const cases: Record<string, Case> = {
     args: { bucket: bucket().withSpec({ managementPolicy: 'Observe' }).build(), facts: connected },
     want: observe,
   },
-  'deleting with a recorded id: DELETE at once, a 404 means gone': {
+  'deleting with a recorded id: DELETE at once on condition of the owner tags, a 404 means gone': {
     args: { bucket: ready().deleting().build(), facts: connected },
-    want: { type: 'delete', id: 'bucket-000001' },
+    want: { type: 'delete', id: 'bucket-000001', ifTags: OWNER_TAGS },
   },
   'deleting after a key rotation: the id is not proof, observe first (by id, then by key), fenced': {
     args: { bucket: bucket().prepared('k2').withStatus(readyStatus(ENDPOINT)).deleting().build(), facts: connected },
@@ -293,12 +298,32 @@ const cases: Record<string, Case> = {
     },
     want: { type: 'update', id: 'bucket-000001', patch: { tags: { team: 'a', ...DEFAULT_TAGS } }, requested: true, grows: false, adopting: true },
   },
-  'restored object (new uid): the uid tag follows': {
+  'restored object (new uid, the key its predecessor made the bucket with): the uid tag follows': {
+    args: {
+      bucket: bucket().prepared('uid-before-restore.k1').build(),
+      facts: observed({
+        exists: true,
+        bucket: providerBucket({ tags: { ...DEFAULT_TAGS, 'kubernetes-uid': 'uid-before-restore' }, idempotencyKey: 'uid-before-restore.k1' }),
+      }),
+    },
+    // A restored object has no status yet, so its first write is for its (new) generation.
+    want: { type: 'update', id: 'bucket-000001', patch: { tags: { ...DEFAULT_TAGS } }, requested: true, grows: false, adopting: false },
+  },
+  'found by the exhaustive search: a status id naming the bucket of an object that is gone, not made by this key: blocked until adopt-id names it': {
     args: {
       bucket: ready().build(),
-      facts: observed({ exists: true, bucket: providerBucket({ tags: { ...DEFAULT_TAGS, 'kubernetes-uid': 'uid-before-restore' } }) }),
+      facts: observed({
+        exists: true,
+        bucket: providerBucket({ tags: { ...DEFAULT_TAGS, 'kubernetes-uid': 'uid-gone' }, idempotencyKey: 'uid-gone.k1' }),
+      }),
     },
-    want: { type: 'update', id: 'bucket-000001', patch: { tags: { ...DEFAULT_TAGS } }, requested: false, grows: false, adopting: false },
+    want: {
+      type: 'blocked',
+      reason: Reason.BucketOwnedElsewhere,
+      message:
+        "provider bucket bucket-000001 is not tagged as this object's and was not made by its idempotency key; set storage.avalonhosting.example/adopt-id to bucket-000001 to adopt it",
+      recheck: true,
+    },
   },
   'adopt target missing: blocked': {
     args: { bucket: bucket().prepared().adopting('bucket-9').build(), facts: observed(absent) },
@@ -372,7 +397,7 @@ const cases: Record<string, Case> = {
       bucket: ready().deleting().build(),
       facts: { driftReported: false, connection: { endpoint: ENDPOINT, accountId: ACCOUNT, configDeleting: true } },
     },
-    want: { type: 'delete', id: 'bucket-000001' },
+    want: { type: 'delete', id: 'bucket-000001', ifTags: OWNER_TAGS_NO_CLUSTER },
   },
   "deleting a second adopter: release, never delete the owner's bucket": {
     args: {
@@ -459,7 +484,7 @@ describe('deletion, step after step', () => {
     const others = providerBucket({ id: 'bucket-000002', tags: otherOwnerTags });
     const made = providerBucket({ tags: {}, idempotencyKey: KEY1 });
     const b = bucket().prepared(KEY1).adopting('bucket-000002').deleting().build();
-    const obs: Observation = { exists: true, bucket: others, keyBucket: made };
+    const obs: Observation = { exists: true, bucket: others, more: [made] };
     expect(decide(b, facts(obs))).to.deep.equal({ type: 'delete', id: 'bucket-000001' });
     const left = remainingAfterDelete(obs, 'bucket-000001');
     expect(left).to.deep.equal({ exists: true, bucket: others });
