@@ -98,7 +98,7 @@ export function toJson_BucketProviderConfigProps(obj: BucketProviderConfigProps 
  */
 export interface BucketProviderConfigSpec {
   /**
-   * Base URL of the provider API, e.g. https://storage.example.com.
+   * Base URL of the provider API, e.g. https://storage.example.com. No user name or password (user:pass@) before the host.
    *
    * @schema BucketProviderConfigSpec#endpoint
    */
@@ -267,7 +267,7 @@ export function toJson_BucketProviderConfigV2Props(obj: BucketProviderConfigV2Pr
  */
 export interface BucketProviderConfigV2Spec {
   /**
-   * Base URL of the provider API, e.g. https://storage.example.com.
+   * Base URL of the provider API, e.g. https://storage.example.com. No user name or password (user:pass@) before the host.
    *
    * @schema BucketProviderConfigV2Spec#endpoint
    */

@@ -12,6 +12,16 @@
  *   controller reference, labelled MANAGED_BY_LABEL=MANAGED_BY_VALUE, carrying no label keys
  *   but OWNED_OBJECT_LABELS (BUCKET_NAME_LABEL, if set, names the controlling StorageBucket),
  *   no annotation keys but OWNED_OBJECT_ANNOTATIONS (none) and no finalizers.
+ * - Create or update of an object it controls: a Secret only named `<bucket>-access` and a
+ *   Service only named `<bucket>` (operator/bucket/names.ts), `<bucket>` being the name in the
+ *   controller reference; a Service's externalName never an IPv4 address in any spelling
+ *   (dotted, decimal, hex: a last label that is a number), which as an ExternalName is no
+ *   address at all but a CNAME to a name of digits. What the externalName may otherwise be
+ *   cannot be pinned here: the operator copies the host of the bucket endpoint the provider
+ *   answered with, which any DNS name may be, in-cluster ones included (a provider inside the
+ *   cluster); the API server's own validation already makes it a DNS-1123 subdomain, so no
+ *   IPv6 literal, port or userinfo gets through, and a metadata host name there would only
+ *   redirect the namespace's own workloads, not the operator's requests.
  * - Update of an object it controls (the old object has that controller reference): the repair
  *   of an owned object, so data and spec may change and the operator's own label keys may be
  *   added or set (the managed-by label must be there afterwards: a repair restores one a user
@@ -30,14 +40,24 @@
  * A controller reference cannot be checked against a live StorageBucket here; one naming a uid
  * that does not exist makes the garbage collector delete the object it was put on.
  * `matchConditions` restrict the policy to the operator's user, so no other request is evaluated.
+ *
+ * A second policy (`provenancePolicyName`) is the other way round: it applies to every user but
+ * the operator, on StorageBuckets (any version) in the namespaces the operator watches. On an
+ * UPDATE nobody else may add or change PROVENANCE_ANNOTATIONS (removing one stays allowed:
+ * removing the create target is the documented way to say nothing was created there, and
+ * removing the key only makes the operator mint a new one), nor write the status subresource.
+ * A CREATE is not restricted: a manifest copied with its annotations is made inert by the uid
+ * the operator checks, and backups must restore.
  */
 import { ApiObject } from 'cdk8s';
 import { Construct } from 'constructs';
 import {
   BUCKET_NAME_LABEL,
+  CREATE_TARGET_ANNOTATION,
   CREDENTIALS_SECRET_LABEL,
   CREDENTIALS_SECRET_TYPE,
   GROUP,
+  IDEMPOTENCY_KEY_ANNOTATION,
   MANAGED_BY_LABEL,
   MANAGED_BY_VALUE,
   OWNED_OBJECT_ANNOTATIONS,
@@ -45,8 +65,16 @@ import {
   SECRET_IN_USE_FINALIZER,
   StorageBucketDefinition,
 } from '../operator/api/v1';
+import { accessSecretName, serviceName } from '../operator/bucket/names';
 import { COMMON_LABELS } from './labels';
 import { CONVERTED_CRD_NAMES, DEFAULT_WEBHOOK_SECRET } from '../operator/conversion/rbac';
+
+/**
+ * The StorageBucket annotations that say where its provider bucket came from, which only the
+ * operator may add or change on an UPDATE (anyone may remove them). A bookkeeping annotation
+ * the operator adds for the same purpose belongs here.
+ */
+export const PROVENANCE_ANNOTATIONS: readonly string[] = [IDEMPOTENCY_KEY_ANNOTATION, CREATE_TARGET_ANNOTATION];
 
 /** Properties of {@link OperatorAdmissionPolicy}. */
 export interface OperatorAdmissionPolicyProps {
@@ -69,6 +97,13 @@ export interface OperatorAdmissionPolicyProps {
    * @default off
    */
   readonly conversionWebhook?: { readonly secretName?: string };
+  /**
+   * The one namespace the operator watches (namespace mode). The provenance policy, which
+   * applies to every user but the operator, then covers StorageBuckets there only, so another
+   * install's operator, watching other namespaces, can still write its own.
+   * @default every namespace
+   */
+  readonly watchNamespace?: string;
 }
 
 // cdk8s-plus-28 knows the v1beta1 API only, whose types lack `variables`; these are the
@@ -124,6 +159,19 @@ function unchanged(path: string): string {
   return `(has(object.${path}) == has(oldObject.${path}) && (!has(object.${path}) || object.${path} == oldObject.${path}))`;
 }
 
+/**
+ * A CEL expression of the name `nameOf` gives the bucket `bucket` (a CEL expression) its
+ * object: the naming rule of operator/bucket/names.ts, read off the function itself so the
+ * policy cannot drift from it.
+ */
+function celNameOf(nameOf: (bucketName: string) => string, bucket: string): string {
+  const mark = '\u0000';
+  const parts = nameOf(mark).split(mark);
+  if (parts.length !== 2) throw new Error(`OperatorAdmissionPolicy: ${nameOf.name} must use the bucket name once`);
+  const [before = '', after = ''] = parts;
+  return [before && cel(before), bucket, after && cel(after)].filter((p) => p !== '').join(' + ');
+}
+
 /** `<resource> <namespace>/<name>` of the request, for messages. */
 const TARGET = `request.resource.resource + " " + request.namespace + "/" + request.name`;
 
@@ -139,6 +187,8 @@ export class OperatorAdmissionPolicy extends Construct {
   public readonly username: string;
   /** Name of the conversion webhook's policy and binding, when `conversionWebhook` is on. */
   public readonly conversionWebhookPolicyName?: string;
+  /** Name of the policy and binding that keep provenance annotations and status to the operator. */
+  public readonly provenancePolicyName: string;
 
   constructor(scope: Construct, id: string, props: OperatorAdmissionPolicyProps) {
     super(scope, id);
@@ -164,6 +214,10 @@ export class OperatorAdmissionPolicy extends Construct {
         ? undefined
         : `request.resource.resource == "secrets" && request.namespace == ${cel(props.operatorNamespace)} && request.name == ${cel(secretName)}`;
     this.conversionWebhookPolicyName = secretName === undefined ? undefined : `bucketoperator-conversion-webhook.${props.operatorNamespace}`;
+    if (props.watchNamespace !== undefined && (!DNS_LABEL.test(props.watchNamespace) || props.watchNamespace.length > 63)) {
+      throw new Error(`OperatorAdmissionPolicy: props.watchNamespace must be a DNS label, got '${props.watchNamespace}'`);
+    }
+    this.provenancePolicyName = provenancePolicyName(props.operatorNamespace);
 
     const OWN_LABELS = celList(OWNED_OBJECT_LABELS);
     const OWN_ANNOTATIONS = celList(OWNED_OBJECT_ANNOTATIONS);
@@ -190,6 +244,13 @@ export class OperatorAdmissionPolicy extends Construct {
       { name: 'foreignAnnotations', expression: `variables.newAnnotations.filter(k, !(k in ${OWN_ANNOTATIONS}))` },
       // The Secret's owner opted it in as provider credentials (labels cannot change here).
       { name: 'credentials', expression: labelIs('variables.newLabels', CREDENTIALS_SECRET_LABEL, CREDENTIALS_SECRET_TYPE) },
+      // The name the operator gives the object for the StorageBucket that controls it.
+      {
+        name: 'ownName',
+        expression:
+          'size(variables.controller) != 1 ? "" : variables.secret ? ' +
+          `${celNameOf(accessSecretName, 'variables.controller[0].name')} : ${celNameOf(serviceName, 'variables.controller[0].name')}`,
+      },
     ];
 
     // "the bucket operator may not <verb> <resource> <namespace>/<name>: <why>", so an admin
@@ -247,6 +308,20 @@ export class OperatorAdmissionPolicy extends Construct {
           `(size(variables.controller) == 1 && variables.newLabels[${cel(BUCKET_NAME_LABEL)}] == variables.controller[0].name)`,
         `the bucket operator may set the label ${BUCKET_NAME_LABEL} only to the name of the StorageBucket that controls the object`,
         refusal('write', `its label ${BUCKET_NAME_LABEL} does not name the StorageBucket that controls it`),
+      ),
+      // The object's own name, not request.name: a create by generateName has none in the request.
+      rule(
+        '!variables.ownWrite || size(variables.controller) != 1 || object.metadata.name == variables.ownName',
+        `the bucket operator may name a Secret only ${accessSecretName('<bucket>')} and a Service only ${serviceName('<bucket>')}, <bucket> being the StorageBucket that controls it`,
+        `${refusal('write', 'its name must be ')} + variables.ownName + ", after the StorageBucket that controls it"`,
+      ),
+      // An IPv4 address in any spelling ends in a number (WHATWG's "ends in a number" test):
+      // dotted, decimal (2852039166) or hex (0xa9fea9fe). DNS-1123 allows each of them.
+      rule(
+        '!variables.ownWrite || variables.secret || !has(object.spec.externalName) || ' +
+          `!object.spec.externalName.matches(${cel('(^|[.])([0-9]+|0x[0-9a-f]*)[.]?$')})`,
+        'the bucket operator may not point an ExternalName Service at an IP address',
+        `${refusal('write', 'its externalName ')} + object.spec.externalName + " is an IP address, not a host name"`,
       ),
       rule(
         'request.operation != "UPDATE" || variables.secret || variables.ownUpdate',
@@ -343,6 +418,77 @@ export class OperatorAdmissionPolicy extends Construct {
     if (webhookSecret !== undefined && this.conversionWebhookPolicyName !== undefined) {
       this.conversionWebhookPolicy(this.conversionWebhookPolicyName, webhookSecret, props.operatorNamespace);
     }
+    this.provenancePolicy(this.provenancePolicyName, props.watchNamespace);
+  }
+
+  /**
+   * Everyone but the operator: no adding or changing of provenance annotations on a
+   * StorageBucket, and no status writes. A separate policy because the one above evaluates the
+   * operator's requests only (its matchConditions), and this one everyone else's.
+   */
+  private provenancePolicy(name: string, watchNamespace: string | undefined): void {
+    const target = `request.resource.resource + " " + request.namespace + "/" + request.name`;
+    const guarded = PROVENANCE_ANNOTATIONS.join(', ');
+    const variables: NamedExpression[] = [
+      // The API server leaves subResource out of a request of the object itself.
+      { name: 'status', expression: 'has(request.subResource) && request.subResource == "status"' },
+      { name: 'newAnnotations', expression: meta('object', 'annotations', '{}') },
+      { name: 'oldAnnotations', expression: meta('oldObject', 'annotations', '{}') },
+      // Keys present after the update with a value they did not have before: added or changed.
+      {
+        name: 'set',
+        expression:
+          `${celList(PROVENANCE_ANNOTATIONS)}.filter(k, k in variables.newAnnotations && ` +
+          '!(k in variables.oldAnnotations && variables.oldAnnotations[k] == variables.newAnnotations[k]))',
+      },
+    ];
+    const validations: Validation[] = [
+      // status.id and status.idempotencyKey are the operator's record of the provider bucket it
+      // created (what its deletion trusts); a status written by anyone else could claim a bucket.
+      rule(
+        '!variables.status',
+        'only the bucket operator may write the status of a StorageBucket: status.id and status.idempotencyKey are its record of what it created',
+        `"only the bucket operator may write the status of " + ${target} + ": status.id and status.idempotencyKey are its record of what it created"`,
+      ),
+      rule(
+        'variables.status || size(variables.set) == 0',
+        `only the bucket operator may add or change the annotations ${guarded} of a StorageBucket; removing them is allowed`,
+        `"only the bucket operator may add or change " + variables.set.join(", ") + " on " + ${target} + ": the operator records there which provider bucket it created; removing the annotation is allowed"`,
+      ),
+    ];
+    new ApiObject(this, 'provenance-policy', {
+      apiVersion: 'admissionregistration.k8s.io/v1',
+      kind: 'ValidatingAdmissionPolicy',
+      metadata: { name, labels: { ...COMMON_LABELS } },
+      spec: {
+        failurePolicy: 'Fail',
+        matchConstraints: {
+          resourceRules: [
+            {
+              apiGroups: [GROUP],
+              // Every served version: the annotations and status mean the same in each.
+              apiVersions: ['*'],
+              resources: [StorageBucketDefinition.plural, `${StorageBucketDefinition.plural}/status`],
+              operations: ['UPDATE'],
+              scope: 'Namespaced',
+            },
+          ],
+          // In namespace mode, another install's operator may write buckets elsewhere.
+          ...(watchNamespace === undefined
+            ? {}
+            : { namespaceSelector: { matchExpressions: [{ key: 'kubernetes.io/metadata.name', operator: 'In', values: [watchNamespace] }] } }),
+        },
+        matchConditions: [{ name: 'not-bucket-operator', expression: `request.userInfo.username != ${cel(this.username)}` }],
+        variables,
+        validations,
+      },
+    });
+    new ApiObject(this, 'provenance-binding', {
+      apiVersion: 'admissionregistration.k8s.io/v1',
+      kind: 'ValidatingAdmissionPolicyBinding',
+      metadata: { name, labels: { ...COMMON_LABELS } },
+      spec: { policyName: name, validationActions: ['Deny'] },
+    });
   }
 
   /** The conversion webhook's Secret and the CRDs' caBundle: the only writes allowed there. */
@@ -465,4 +611,12 @@ function present(obj: 'object' | 'oldObject', path: string): string {
 /** `path` is absent on both objects or present on both with equal values. */
 function same(path: string): string {
   return `((${present('object', path)}) == (${present('oldObject', path)}) && (!(${present('object', path)}) || object.${path} == oldObject.${path}))`;
+}
+
+/**
+ * Name of the provenance policy and binding of the install in `operatorNamespace` (cluster-
+ * scoped, so it carries the namespace like the others).
+ */
+export function provenancePolicyName(operatorNamespace: string): string {
+  return `bucketoperator-provenance.${operatorNamespace}`;
 }

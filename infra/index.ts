@@ -5,6 +5,7 @@
 export { BucketOperator, type BucketOperatorProps, type ConversionWebhookProps, type OperatorMode } from './operator';
 export type { ApiVersionName } from '../operator/api/version-names';
 export type { CertManagerIssuerRef } from './cert-manager';
+export type { NetworkPolicySource, WebhookNetworkPolicyOptions } from './network-policy';
 export type { LogLevel, OperatorResources, ResourceQuantities } from './manager';
 export { connectionSecretName, serviceName, type BucketRef } from './buckets';
 /** The label a Secret needs before the operator uses it as provider credentials, and its value. */

@@ -13,6 +13,7 @@ import { OperatorAdmissionPolicy } from './admission-policy';
 import { OperatorCrds } from './crds';
 import { MANAGER_SELECTOR } from './labels';
 import { OperatorManager, WEBHOOK_SERVICE_PORT, type LogLevel, type OperatorResources } from './manager';
+import { sourcesProblem, WebhookNetworkPolicy, type WebhookNetworkPolicyOptions } from './network-policy';
 import { DEFAULT_WEBHOOK_SECRET, DEFAULT_WEBHOOK_SERVICE } from '../operator/conversion/rbac';
 import { DEFAULT_OPERATOR_NAMESPACE, OperatorNamespace } from './namespace';
 import { OperatorRbac, type RbacMode } from './rbac';
@@ -183,6 +184,15 @@ export interface ConversionWebhookProps {
    * @default off: the operator makes, rotates and injects them
    */
   readonly certManager?: { readonly issuerRef?: CertManagerIssuerRef };
+  /**
+   * The NetworkPolicy in front of the manager's Pods: the webhook port only from
+   * `apiServerSources`, the metrics port only from `metricsSources`, no other ingress (the
+   * kubelet's probes are admitted by the CNI, not by the policy). `false` renders none, where
+   * policies are kept elsewhere.
+   * @default rendered, with the defaults of WebhookNetworkPolicyOptions (the webhook port from
+   * every address: narrow `apiServerSources` to where your API server calls from)
+   */
+  readonly networkPolicy?: false | WebhookNetworkPolicyOptions;
 }
 
 /** Kinds without a namespace; cdk8s would otherwise stamp the chart's namespace onto them. */
@@ -227,8 +237,10 @@ export class BucketOperator extends Construct {
   public readonly rbac: Construct;
   /** The ValidatingAdmissionPolicy and its binding, unless `admissionPolicy` is false. */
   public readonly admissionPolicy?: Construct;
-  /** ServiceAccount, Deployment and metrics Service. */
+  /** ServiceAccount, Deployment and metrics Service (and the webhook's Service, budget and NetworkPolicy when it is on). */
   public readonly manager: Construct;
+  /** The NetworkPolicy of the manager's Pods (in the manager part), when the conversion webhook is on. */
+  public readonly networkPolicy?: Construct;
   /** The StorageVersionMigrations, when `conversionWebhook.migrateStorage` is on. */
   public readonly storageMigration?: Construct;
 
@@ -290,6 +302,7 @@ export class BucketOperator extends Construct {
       this.admissionPolicy = new OperatorAdmissionPolicy(this, 'admission-policy', {
         operatorNamespace: this.namespace,
         serviceAccountName: this.serviceAccountName,
+        watchNamespace: props.watchNamespace,
         // With cert-manager keeping them the operator writes neither the Secret nor the CRDs,
         // so the main policy covers that Secret like any other.
         ...(webhook?.certificates === 'operator' ? { conversionWebhook: { secretName: webhook.secretName } } : {}),
@@ -315,6 +328,11 @@ export class BucketOperator extends Construct {
       clusterId: props.clusterId,
       podLabels: props.labels,
     });
+    const policy = props.conversionWebhook?.networkPolicy;
+    if (webhook && policy !== false) {
+      // Under the manager, so it is rendered with (and applied beside) the Pods it guards.
+      this.networkPolicy = new WebhookNetworkPolicy(this.manager, 'network-policy', { namespace: this.namespace, ...policy });
+    }
 
     // Done once over the whole subtree rather than in each part, so a part added later
     // (and parts whose internals belong to other files) get the same treatment.
@@ -379,6 +397,15 @@ function validate(props: BucketOperatorProps): void {
     const badStorage =
       webhook.storageVersion === undefined ? undefined : apiVersionProblem('props.conversionWebhook.storageVersion', webhook.storageVersion);
     if (badStorage) fail(badStorage);
+    const policy = webhook.networkPolicy;
+    if (policy !== undefined && policy !== false && (typeof policy !== 'object' || policy === null)) {
+      fail(`props.conversionWebhook.networkPolicy must be false or an object, got ${JSON.stringify(policy)}`);
+    }
+    for (const key of ['apiServerSources', 'metricsSources'] as const) {
+      const sources = policy ? policy[key] : undefined;
+      const problem = sources === undefined ? undefined : sourcesProblem(`props.conversionWebhook.networkPolicy.${key}`, sources);
+      if (problem) fail(problem);
+    }
   }
   if (replicas > 1 && props.leaderElection === false) {
     fail(`props.replicas is ${replicas}, which needs props.leaderElection: without it every replica would reconcile`);

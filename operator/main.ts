@@ -33,6 +33,8 @@ const USAGE = `Usage: bucketoperator [flags]
                                     uid of the kube-system namespace); a cluster that replaces one gone
                                     for good takes its ID to manage its buckets
   --provider-qps N --provider-burst N   provider calls per account, i.e. endpoint plus API key (default 20/40)
+  --provider-max-in-flight N        provider calls in flight per account; more wait, so a slow endpoint
+                                    holds at most this many sockets and calls (default 8)
   --allow-link-local-endpoints[=true|false]  let BucketProviderConfigs point at link-local
                                     (169.254.0.0/16, fe80::/10) and cloud metadata addresses
                                     (default false)
@@ -162,6 +164,7 @@ function main(): void {
       'kube-api-http2': { type: 'string' },
       'provider-qps': { type: 'string' },
       'provider-burst': { type: 'string' },
+      'provider-max-in-flight': { type: 'string' },
       'allow-link-local-endpoints': { type: 'string' },
       'conversion-webhook-port': { type: 'string' },
       'conversion-webhook-service': { type: 'string' },
@@ -207,6 +210,7 @@ function main(): void {
     kubeApiHttp2: bool('kube-api-http2', values['kube-api-http2'], true),
     providerQps: positiveInt('provider-qps', values['provider-qps'], 20),
     providerBurst: positiveInt('provider-burst', values['provider-burst'], 40),
+    providerMaxInFlight: positiveInt('provider-max-in-flight', values['provider-max-in-flight'], 8),
     allowLinkLocalEndpoints: bool('allow-link-local-endpoints', values['allow-link-local-endpoints']),
     ownApiVersion: oneOf('api-version', values['api-version'], API_VERSIONS, 'v1'),
     ...(webhookPort

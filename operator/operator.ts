@@ -55,6 +55,8 @@ export interface OperatorOptions {
   readonly providerQps?: number;
   /** Provider burst per account. @default 40 */
   readonly providerBurst?: number;
+  /** Provider calls in flight per account; more wait for a seat. @default 8 */
+  readonly providerMaxInFlight?: number;
   /** @default 10000 */
   readonly providerTimeoutMs?: number;
   /**
@@ -132,6 +134,7 @@ export function startOperator(opts: OperatorOptions): RunningOperator {
     registry,
     qps: opts.providerQps,
     burst: opts.providerBurst,
+    maxInFlightPerAccount: opts.providerMaxInFlight,
     timeoutMs: opts.providerTimeoutMs,
     allowLinkLocalEndpoints: opts.allowLinkLocalEndpoints,
   });

@@ -54,6 +54,16 @@ List faults (GET /buckets without idempotencyKey, i.e. the drift scan's list):
   --list-slow-body-ms N         drip the body over N ms
   --list-fault-account NAME     only this account's lists     [every account]
 
+Hostile modes (what a broken or hostile endpoint does; see provider/README.md):
+  --reset-rate R                0..1 reset the connection (TCP RST), no answer
+  --redirect-to URL             answer 307, Location: URL + the request's path
+  --huge-answer-bytes N         answer with a JSON body of N bytes, streamed
+  --huge-answer-chunked         ... without Content-Length
+  --huge-answer-status S        200 | 429 | 500 | 502 | 503 | 504       [200]
+  --malformed-json              answer 200 with JSON cut short
+  --trickle-interval-ms N       send every body one byte per N ms
+  Slow answers: --latency-ms N with --outage (or --fail-next S:COUNT).
+
 Environment: PROVIDER_API_KEYS (comma separated keys or ACCOUNT:KEY), PROVIDER_ADMIN_TOKEN.
 `;
 
@@ -104,6 +114,13 @@ function faultSettings(values: Record<string, string | boolean | string[] | unde
     listRepeatContinue: values['list-repeat-continue'] === true ? true : undefined,
     listSlowBodyMs: int(str('list-slow-body-ms'), '--list-slow-body-ms'),
     listFaultAccount: str('list-fault-account'),
+    resetRate: num(str('reset-rate'), '--reset-rate'),
+    redirectTo: str('redirect-to'),
+    hugeAnswerBytes: int(str('huge-answer-bytes'), '--huge-answer-bytes'),
+    hugeAnswerChunked: values['huge-answer-chunked'] === true ? true : undefined,
+    hugeAnswerStatus: int(str('huge-answer-status'), '--huge-answer-status'),
+    malformedJson: values['malformed-json'] === true ? true : undefined,
+    trickleIntervalMs: int(str('trickle-interval-ms'), '--trickle-interval-ms'),
   };
   const drop = str('drop-after-commit-on-create');
   if (drop !== undefined) {
@@ -173,6 +190,13 @@ export async function parseCli(argv: readonly string[], env: Readonly<Record<str
       'list-repeat-continue': { type: 'boolean' },
       'list-slow-body-ms': { type: 'string' },
       'list-fault-account': { type: 'string' },
+      'reset-rate': { type: 'string' },
+      'redirect-to': { type: 'string' },
+      'huge-answer-bytes': { type: 'string' },
+      'huge-answer-chunked': { type: 'boolean' },
+      'huge-answer-status': { type: 'string' },
+      'malformed-json': { type: 'boolean' },
+      'trickle-interval-ms': { type: 'string' },
     },
   });
   const help = values.help === true;

@@ -4,9 +4,9 @@
  * faults and sends the same requests sees the same answers.
  */
 import { isAccountName } from './auth';
-import { HttpError } from './http';
+import { HttpError, type Reply } from './http';
 import { invalid } from './validation';
-import { ErrorCode, type FaultConfig, type FaultSettings, type FaultStatus, type FaultSwitch } from './types';
+import { ErrorCode, type FaultConfig, type FaultSettings, type FaultStatus, type FaultSwitch, type HugeAnswerStatus } from './types';
 
 /** Largest accepted `latencyMs`, so a typo cannot hang a test suite for hours. */
 export const LATENCY_MS_MAX = 60_000;
@@ -17,8 +17,15 @@ export const LATENCY_MS_MAX = 60_000;
 export const LATE_COMMIT_DELAY_MS_MAX = 600_000;
 /** Largest accepted `retryAfterSeconds`. */
 export const RETRY_AFTER_MAX = 3600;
+/** Largest accepted `hugeAnswerBytes`: 64 GiB, far past any client's cap, streamed anyway. */
+export const HUGE_ANSWER_BYTES_MAX = 64 * 1024 ** 3;
+/** Largest accepted `trickleIntervalMs`. */
+export const TRICKLE_INTERVAL_MS_MAX = 60_000;
+/** Longest accepted `redirectTo`. */
+const REDIRECT_TO_MAX = 2048;
 
 const FAULT_STATUSES: readonly number[] = [429, 500, 502, 503, 504];
+const HUGE_STATUSES: readonly number[] = [200, ...FAULT_STATUSES];
 const ERROR_STATUSES: readonly number[] = [500, 502, 503, 504];
 
 /** The configuration with every fault off. */
@@ -40,8 +47,34 @@ export function defaultFaults(): FaultConfig {
     listRepeatContinue: false,
     listSlowBodyMs: 0,
     listFaultAccount: null,
+    resetRate: 0,
+    redirectTo: null,
+    hugeAnswerBytes: 0,
+    hugeAnswerChunked: false,
+    hugeAnswerStatus: 200,
+    malformedJson: false,
+    trickleIntervalMs: 0,
   };
 }
+
+/**
+ * What a request suffers from the hostile modes, in place of its handler; see
+ * {@link FaultController.hostile}.
+ */
+export type HostileFault = Extract<Reply, { kind: 'reset' | 'huge' | 'empty' | 'raw' }>;
+
+/** The body `malformedJson` answers: a bucket cut short, so JSON.parse fails at its end. */
+export const MALFORMED_JSON_BODY = '{"id":"bucket-000000000000","region":"us-east-1","sizeGB":';
+
+/** The JSON around a huge body's filler, for its status. */
+function hugeFrame(status: HugeAnswerStatus): { prefix: string; suffix: string } {
+  if (status === 200) return { prefix: '{"padding":"', suffix: '"}' };
+  const { code } = injected(status, 0).body();
+  return { prefix: `{"code":"${code}","message":"`, suffix: '"}' };
+}
+
+/** Smallest `hugeAnswerBytes` other than 0: the largest frame fits. */
+export const HUGE_ANSWER_BYTES_MIN = 64;
 
 /** What a list call suffers; see {@link FaultController.list}. */
 export type ListFault =
@@ -149,6 +182,32 @@ export function parseFaultSettings(input: unknown): FaultSettings {
       case 'listSlowBodyMs':
         out.listSlowBodyMs = int(value, key, 0, LATENCY_MS_MAX);
         break;
+      case 'resetRate':
+        out.resetRate = rate(value, key);
+        break;
+      case 'redirectTo':
+        if (value !== null && !isRedirectTarget(value))
+          throw invalid(key, `must be an absolute http(s) URL of at most ${REDIRECT_TO_MAX} characters, or null`);
+        out.redirectTo = value;
+        break;
+      case 'hugeAnswerBytes': {
+        const n = int(value, key, 0, HUGE_ANSWER_BYTES_MAX);
+        if (n !== 0 && n < HUGE_ANSWER_BYTES_MIN) throw invalid(key, `must be 0 or at least ${HUGE_ANSWER_BYTES_MIN}`);
+        out.hugeAnswerBytes = n;
+        break;
+      }
+      case 'hugeAnswerStatus':
+        if (typeof value !== 'number' || !HUGE_STATUSES.includes(value)) throw invalid(key, `must be one of ${HUGE_STATUSES.join(', ')}`);
+        out.hugeAnswerStatus = value as HugeAnswerStatus;
+        break;
+      case 'hugeAnswerChunked':
+      case 'malformedJson':
+        if (typeof value !== 'boolean') throw invalid(key, 'must be a boolean');
+        out[key] = value;
+        break;
+      case 'trickleIntervalMs':
+        out.trickleIntervalMs = int(value, key, 0, TRICKLE_INTERVAL_MS_MAX);
+        break;
       case 'listFaultAccount':
         if (value !== null && (typeof value !== 'string' || !isAccountName(value))) {
           throw invalid(key, 'must be an account name or null');
@@ -160,6 +219,12 @@ export function parseFaultSettings(input: unknown): FaultSettings {
     }
   }
   return out;
+}
+
+function isRedirectTarget(value: unknown): value is string {
+  if (typeof value !== 'string' || value.length > REDIRECT_TO_MAX || !URL.canParse(value)) return false;
+  const { protocol } = new URL(value);
+  return protocol === 'http:' || protocol === 'https:';
 }
 
 /** mulberry32: tiny, fast and good enough to spread faults; not for anything secret. */
@@ -243,6 +308,28 @@ export class FaultController implements FaultSwitch {
     if (c.listNotJson) return { kind: 'notJson', slowBodyMs };
     if (c.listRepeatContinue) return { kind: 'repeatContinue', slowBodyMs };
     return { kind: 'none', slowBodyMs };
+  }
+
+  /**
+   * The hostile mode answering this request (made to `pathAndQuery`) in place of its handler,
+   * or undefined to go on; see {@link FaultConfig} for the order. Only `resetRate` draws.
+   */
+  hostile(pathAndQuery: string): HostileFault | undefined {
+    const c = this.config;
+    if (this.draw(c.resetRate)) return { kind: 'reset' };
+    if (c.redirectTo !== null) {
+      return { kind: 'empty', status: 307, headers: { Location: `${c.redirectTo.replace(/\/$/, '')}${pathAndQuery}` } };
+    }
+    if (c.hugeAnswerBytes > 0) {
+      return { kind: 'huge', status: c.hugeAnswerStatus, bytes: c.hugeAnswerBytes, chunked: c.hugeAnswerChunked, ...hugeFrame(c.hugeAnswerStatus) };
+    }
+    if (c.malformedJson) return { kind: 'raw', status: 200, contentType: 'application/json; charset=utf-8', body: MALFORMED_JSON_BODY };
+    return undefined;
+  }
+
+  /** Milliseconds between the bytes of every answer's body; 0 sends it at once. */
+  trickleIntervalMs(): number {
+    return this.config.trickleIntervalMs;
   }
 
   /** Whether to destroy the socket after a create has been committed. */

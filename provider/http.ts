@@ -36,8 +36,18 @@ export type Reply =
   /** A body sent as is, e.g. one that is deliberately not JSON. */
   | { kind: 'raw'; status: number; contentType: string; body: string; headers?: Record<string, string>; dripMs?: number }
   | { kind: 'empty'; status: number; headers?: Record<string, string> }
+  /**
+   * A JSON body of exactly `bytes` bytes, `prefix` + filler + `suffix`, streamed as the client
+   * reads it (never held in memory), with or without Content-Length.
+   */
+  | { kind: 'huge'; status: number; bytes: number; chunked: boolean; prefix: string; suffix: string }
   /** Destroy the socket without answering: the client cannot know whether work was done. */
-  | { kind: 'drop' };
+  | { kind: 'drop' }
+  /** Reset the connection (TCP RST) without answering. */
+  | { kind: 'reset' };
+
+/** Replies that write an answer (headers at least). */
+export type AnsweringReply = Exclude<Reply, { kind: 'drop' | 'reset' | 'huge' }>;
 
 /** A JSON reply. */
 export function json(status: number, body: unknown, headers?: Record<string, string>): Reply {
@@ -53,7 +63,7 @@ export function empty(status: number): Reply {
 const DRIP_PIECES = 20;
 
 /** Writes a reply that is not a drop. Returns the status written. */
-export function writeReply(res: ServerResponse, reply: Exclude<Reply, { kind: 'drop' }>): number {
+export function writeReply(res: ServerResponse, reply: AnsweringReply): number {
   const payload = start(res, reply);
   res.end(payload);
   return reply.status;
@@ -63,7 +73,7 @@ export function writeReply(res: ServerResponse, reply: Exclude<Reply, { kind: 'd
  * Writes a reply whose body is sent in pieces over `dripMs` (headers at once, the last piece
  * at the end), and resolves with the status once it is sent or the client has gone away.
  */
-export function writeReplySlowly(res: ServerResponse, reply: Exclude<Reply, { kind: 'drop' }>, dripMs: number): Promise<number> {
+export function writeReplySlowly(res: ServerResponse, reply: AnsweringReply, dripMs: number): Promise<number> {
   const payload = Buffer.from(start(res, reply) ?? '', 'utf8');
   const pieces = Math.max(1, Math.min(DRIP_PIECES, payload.length));
   const size = Math.ceil(payload.length / pieces);
@@ -92,8 +102,83 @@ export function writeReplySlowly(res: ServerResponse, reply: Exclude<Reply, { ki
   });
 }
 
+/**
+ * Writes a reply one byte per `intervalMs` after sending the headers at once, and resolves with
+ * the status once it is sent or the client has gone away (then nothing is left scheduled).
+ */
+export function writeReplyTrickled(res: ServerResponse, reply: AnsweringReply, intervalMs: number): Promise<number> {
+  const payload = Buffer.from(start(res, reply) ?? '', 'utf8');
+  res.flushHeaders();
+  return new Promise((resolve) => {
+    let sent = 0;
+    let timer: NodeJS.Timeout | undefined;
+    const done = (): void => {
+      clearTimeout(timer);
+      res.off('close', done);
+      resolve(reply.status);
+    };
+    const next = (): void => {
+      if (sent >= payload.length) {
+        res.end();
+        done();
+        return;
+      }
+      res.write(payload.subarray(sent, sent + 1));
+      sent += 1;
+      timer = setTimeout(next, intervalMs);
+    };
+    res.once('close', done);
+    timer = setTimeout(next, intervalMs);
+  });
+}
+
+/** Filler of a huge body, written again and again; one piece is all it ever holds. */
+const HUGE_PIECE = Buffer.alloc(64 * 1024, 'x');
+
+/** Resolves on the next 'drain' or once the client is gone. */
+function drainedOrGone(res: ServerResponse): Promise<void> {
+  return new Promise((resolve) => {
+    const done = (): void => {
+      res.off('drain', done);
+      res.off('close', done);
+      resolve();
+    };
+    res.once('drain', done);
+    res.once('close', done);
+  });
+}
+
+/**
+ * Streams a huge reply as fast as the client reads it (waiting for 'drain', so the provider
+ * holds one piece at a time), and stops as soon as the client goes away. Resolves with the
+ * status.
+ */
+export async function writeHugeReply(res: ServerResponse, reply: Extract<Reply, { kind: 'huge' }>): Promise<number> {
+  res.statusCode = reply.status;
+  res.setHeader('Cache-Control', 'no-store');
+  res.setHeader('Content-Type', 'application/json; charset=utf-8');
+  // Without a Content-Length, Node sends HTTP/1.1 chunked: the size shows only by reading.
+  if (!reply.chunked) res.setHeader('Content-Length', reply.bytes);
+  let gone = false;
+  res.once('close', () => {
+    gone = true;
+  });
+  const write = async (piece: Buffer | string): Promise<void> => {
+    if (!res.write(piece)) await drainedOrGone(res);
+  };
+  await write(reply.prefix);
+  let left = reply.bytes - Buffer.byteLength(reply.prefix) - Buffer.byteLength(reply.suffix);
+  while (left > 0 && !gone) {
+    const piece = left >= HUGE_PIECE.length ? HUGE_PIECE : HUGE_PIECE.subarray(0, left);
+    left -= piece.length;
+    await write(piece);
+  }
+  if (!gone) res.end(reply.suffix);
+  return reply.status;
+}
+
 /** Sets status and headers; returns the body to send, if any. */
-function start(res: ServerResponse, reply: Exclude<Reply, { kind: 'drop' }>): string | undefined {
+function start(res: ServerResponse, reply: AnsweringReply): string | undefined {
   for (const [name, value] of Object.entries(reply.headers ?? {})) res.setHeader(name, value);
   res.setHeader('Cache-Control', 'no-store');
   res.statusCode = reply.status;

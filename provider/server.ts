@@ -11,7 +11,7 @@ import { setTimeout as sleep } from 'node:timers/promises';
 import { pino, type Logger } from 'pino';
 import { ApiKeyRing, BearerAuth, defaultAccountOf, parseApiKeyEntry } from './auth';
 import { FaultController } from './faults';
-import { errorReply, HttpError, writeReply, writeReplySlowly, type Reply } from './http';
+import { errorReply, HttpError, writeHugeReply, writeReply, writeReplySlowly, writeReplyTrickled, type Reply } from './http';
 import { DataFile } from './persistence';
 import { matchRoute, type Route } from './router';
 import { buildRoutes } from './routes';
@@ -65,13 +65,21 @@ interface Pipeline {
   closing: boolean;
 }
 
-async function dispatch(p: Pipeline, req: IncomingMessage, url: URL): Promise<{ reply: Reply; route: string }> {
+/** A request's reply; `faulted`: it passed an api route's auth, so faults apply to it. */
+interface Dispatched {
+  reply: Reply;
+  route: string;
+  faulted: boolean;
+}
+
+async function dispatch(p: Pipeline, req: IncomingMessage, url: URL): Promise<Dispatched> {
   const method = req.method ?? 'GET';
   const match = matchRoute(p.routes, method, url.pathname);
   if (match.kind === 'none') {
-    return { route: '*', reply: errorReply(new HttpError(404, ErrorCode.NotFound, 'no such route')) };
+    return { route: '*', reply: errorReply(new HttpError(404, ErrorCode.NotFound, 'no such route')), faulted: false };
   }
   const route = match.route.template;
+  let faulted = false;
   try {
     if (match.kind === 'wrongMethod') {
       throw new HttpError(405, ErrorCode.MethodNotAllowed, `method ${method} not allowed`, { Allow: match.allow });
@@ -83,17 +91,20 @@ async function dispatch(p: Pipeline, req: IncomingMessage, url: URL): Promise<{ 
       p.adminAuth.check(req.headers.authorization);
     }
     if (guard === 'api') {
+      faulted = true;
       const latency = p.faults.latencyMs();
       if (latency > 0) await sleep(latency);
+      const hostile = p.faults.hostile(`${url.pathname}${url.search}`);
+      if (hostile !== undefined) return { route, reply: hostile, faulted };
       const fault = p.faults.decide();
       if (fault !== undefined) throw fault;
     }
-    return { route, reply: await match.handler({ req, params: match.params, query: url.searchParams, account }) };
+    return { route, reply: await match.handler({ req, params: match.params, query: url.searchParams, account }), faulted };
   } catch (err) {
-    if (err instanceof HttpError) return { route, reply: errorReply(err) };
+    if (err instanceof HttpError) return { route, reply: errorReply(err), faulted };
     // A client that went away mid-body is not a server fault worth an error log.
     if (!req.destroyed) p.logger.error({ err }, 'request failed');
-    return { route, reply: errorReply(new HttpError(500, ErrorCode.InternalError, 'internal error')) };
+    return { route, reply: errorReply(new HttpError(500, ErrorCode.InternalError, 'internal error')), faulted };
   }
 }
 
@@ -108,17 +119,25 @@ async function handle(p: Pipeline, req: IncomingMessage, res: ServerResponse): P
   } catch {
     url = new URL('http://provider.invalid/');
   }
-  const { reply, route } = await dispatch(p, req, url);
+  const { reply, route, faulted } = await dispatch(p, req, url);
   let status: number | 'dropped';
   if (reply.kind === 'drop') {
     req.socket.destroy();
     status = 'dropped';
+  } else if (reply.kind === 'reset') {
+    req.socket.resetAndDestroy();
+    status = 'dropped';
+  } else if (reply.kind === 'huge') {
+    if (p.closing) res.setHeader('Connection', 'close');
+    status = await writeHugeReply(res, reply);
   } else {
     // Other unread bodies are drained by Node to keep the connection alive; an oversized
     // one may be huge, so close instead of reading it all.
     if ((reply.status === 413 && !req.complete) || p.closing) res.setHeader('Connection', 'close');
     const dripMs = reply.kind === 'empty' ? 0 : (reply.dripMs ?? 0);
-    status = dripMs > 0 ? await writeReplySlowly(res, reply, dripMs) : writeReply(res, reply);
+    const trickleMs = faulted && reply.kind !== 'empty' ? p.faults.trickleIntervalMs() : 0;
+    if (trickleMs > 0) status = await writeReplyTrickled(res, reply, trickleMs);
+    else status = dripMs > 0 ? await writeReplySlowly(res, reply, dripMs) : writeReply(res, reply);
   }
   p.stats.record(method, route, status);
   p.logger.info({ reqId, method, path: url.pathname, status, durationMs: Math.round((performance.now() - started) * 100) / 100 }, 'request');

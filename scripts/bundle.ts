@@ -21,6 +21,7 @@ import { join, resolve } from 'node:path';
 export interface PackageManifest {
   readonly devDependencies?: Readonly<Record<string, string>>;
   readonly peerDependencies?: Readonly<Record<string, string>>;
+  readonly engines?: Readonly<Record<string, string>>;
 }
 
 /** What one bundle run produced. */
@@ -50,6 +51,18 @@ export function externalPackages(manifest: PackageManifest): string[] {
 }
 
 /**
+ * esbuild's target: the Node release the image runs, which is the floor of `engines.node`
+ * (`^X.Y.Z`; test/unit/image/node-runtime.test.ts holds it to the pinned binary and the
+ * Dockerfile), so esbuild lowers no syntax that Node runs natively.
+ */
+export function nodeTarget(manifest: PackageManifest): string {
+  const range = manifest.engines?.['node'] ?? '';
+  const m = /^\^(\d+\.\d+\.\d+)$/.exec(range);
+  if (!m?.[1]) throw new Error(`package.json engines.node must be ^X.Y.Z (the pinned Node release), got "${range}"`);
+  return `node${m[1]}`;
+}
+
+/**
  * Imports the bundle leaves to run time that the image cannot satisfy: anything external that
  * is not a Node built-in. A `require.resolve` is a probe, not a load: operator/main.ts asks for
  * pino-pretty that way to refuse `--log-format pretty` with a clear message where it is missing.
@@ -76,7 +89,7 @@ export async function bundleFile(opts: BundleOptions): Promise<BundleResult> {
     outfile: opts.outfile,
     bundle: true,
     platform: 'node',
-    target: 'node20',
+    target: nodeTarget(manifest),
     format: 'cjs',
     external: externalPackages(manifest),
     // tsc may emit outside the checkout (scripts/build-image.sh does); packages still come

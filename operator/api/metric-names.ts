@@ -45,7 +45,7 @@ export const BucketMetric = {
   driftScanFailures: 'bucketoperator_drift_scan_failures_total',
   /** Counter {resource, verb, code}: failed writes to the API server (operator/runtime/write-failures). */
   writeFailures: 'bucketoperator_write_failures_total',
-  /** Counter {from, to, result}: ConversionReviews answered by the conversion webhook (operator/conversion); result is success, failure (an object could not be converted), invalid (not a ConversionReview) or error. */
+  /** Counter {from, to, result}: ConversionReviews answered by the conversion webhook (operator/conversion); result is success, failure (an object could not be converted), invalid (not a ConversionReview, or too large), throttled (429: too many in flight) or error. */
   conversionRequests: 'bucketoperator_conversion_requests_total',
   /** Histogram {from, to}: time to answer a ConversionReview, body read to response written. */
   conversionDuration: 'bucketoperator_conversion_duration_seconds',

@@ -9,7 +9,7 @@ import { createHash } from 'node:crypto';
 import type { V1Secret } from '@kubernetes/client-node';
 import type { BucketProviderConfig, BucketProviderConfigSpec, StorageBucket } from '../api/v1';
 import { CONFIG_IN_USE_FINALIZER, CREDENTIALS_SECRET_LABEL, CREDENTIALS_SECRET_TYPE, DEFAULT_SECRET_KEY } from '../api/v1';
-import { ALLOW_LINK_LOCAL_FLAG, deniedEndpointHost, type ProviderClient, type ProviderClients } from '../provider-client';
+import { ALLOW_LINK_LOCAL_FLAG, deniedEndpointHost, endpointUserinfoProblem, type ProviderClient, type ProviderClients } from '../provider-client';
 import type { Cache, ObjectKey } from '../runtime';
 import { Reason } from './reasons';
 
@@ -151,6 +151,9 @@ export interface EndpointPolicy {
  */
 export function endpointProblem(spec: Pick<BucketProviderConfigSpec, 'endpoint' | 'insecure'>, policy: EndpointPolicy): string | undefined {
   if (!URL.canParse(spec.endpoint)) return 'endpoint is not a valid URL';
+  // Before anything else reads it: a refused endpoint is never copied into status or a Secret.
+  const userinfo = endpointUserinfoProblem(spec.endpoint);
+  if (userinfo) return userinfo;
   if (new URL(spec.endpoint).protocol !== 'https:' && spec.insecure !== true) {
     return 'spec.endpoint is not https:// and spec.insecure is not true: the API key would be sent in clear';
   }

@@ -4,13 +4,21 @@
  * them with the cache and sends the buckets that differ to the StorageBucket controller. Those
  * reconciles observe the bucket at the provider and correct it; every other Ready bucket is
  * left alone, trusting its status.
+ *
+ * No tenant's endpoint can take the scan from the others (issue 32). Each account's list has a
+ * deadline well inside the interval (a quarter of it, at most 30 s), on the injected clock. The
+ * scan slots are shared out by flow, as the work queue shares its workers: the flow of an account
+ * is the namespaces of the configs that reach it, so a tenant with many slow accounts holds at
+ * most its share of the slots (`flowShare`) while another tenant's account waits, and the
+ * tenants take turns; a slot nobody else wants is still used. An account's findings are recorded
+ * and sent the moment its own list ends, not when the slowest account's does.
  */
 import type { Logger } from 'pino';
 import type { Counter, Registry } from 'prom-client';
 import { BucketMetric } from '../api/metric-names';
 import type { BucketProviderConfig, StorageBucket } from '../api/v1';
 import { isProviderError, LIST_PAGE_LIMIT, NOT_JSON, UNUSABLE_LIST } from '../provider-client';
-import { KeyChannel, keyOf, realClock, registeredCounter, sleep, type Cache, type Clock, type Manager, type Runnable } from '../runtime';
+import { flowShare, KeyChannel, keyOf, realClock, registeredCounter, sleep, type Cache, type Clock, type Manager, type Runnable } from '../runtime';
 import { connect, ConnectError, type ConnectDeps, type Connection } from './connect';
 import { compare, DriftReports, type DriftFinding } from './drift';
 import { ScanStates, type ScanFailureReason, type ScanState } from './drift-scan-state';
@@ -30,9 +38,15 @@ export interface DriftScannerDeps extends ConnectDeps {
   readonly logger: Logger;
   /** Time between the end of one scan and the start of the next. @default 60000 */
   readonly intervalMs?: number;
-  /** How long one account's list may take, all pages together. @default half the interval, at most 30 s */
+  /**
+   * How long one account's list may take, all pages together. @default {@link defaultAccountDeadlineMs}
+   * of the interval: a quarter of it, at least 1 s and at most 30 s
+   */
   readonly accountDeadlineMs?: number;
-  /** Accounts listed at once. @default 4 */
+  /**
+   * Accounts listed at once (scan slots). While another tenant's account waits, one tenant's
+   * accounts hold at most an equal share of them. @default 4
+   */
   readonly concurrency?: number;
   /** Each config's latest scan outcome, for the config controller to report. @default a private one */
   readonly states?: ScanStates;
@@ -89,7 +103,7 @@ export class DriftScanner implements Runnable {
 
   constructor(private readonly d: DriftScannerDeps) {
     this.intervalMs = d.intervalMs ?? 60_000;
-    this.deadlineMs = d.accountDeadlineMs ?? Math.min(30_000, Math.max(1000, Math.floor(this.intervalMs / 2)));
+    this.deadlineMs = d.accountDeadlineMs ?? defaultAccountDeadlineMs(this.intervalMs);
     this.concurrency = Math.max(1, d.concurrency ?? 4);
     this.clock = d.clock ?? realClock;
     this.states = d.states ?? new ScanStates();
@@ -109,48 +123,46 @@ export class DriftScanner implements Runnable {
     }
   }
 
-  /** One pass over every account; sends each finding to the controller. */
+  /** One pass over every account; sends each account's findings to the controller as its list ends. */
   async scan(signal?: AbortSignal): Promise<ScanSummary> {
     const groups = await this.groups(signal);
-    const entries = [...groups.entries()];
-    const outcomes = new Map<string, AccountOutcome>();
-    let next = 0;
-    const worker = async (): Promise<void> => {
-      while (next < entries.length) {
-        const entry = entries[next++];
-        if (!entry) return;
-        const [account, group] = entry;
-        outcomes.set(account, await this.scanAccount(group, signal));
-      }
-    };
-    await Promise.all(Array.from({ length: Math.min(this.concurrency, entries.length) }, worker));
-    signal?.throwIfAborted();
-
     const findings: DriftFinding[] = [];
     let failedAccounts = 0;
-    for (const [account, group] of groups) {
-      const outcome = outcomes.get(account);
-      if (!outcome) continue;
-      if (!outcome.state.ok) failedAccounts += 1;
-      if (outcome.findings) {
-        this.d.reports.record(account, outcome.findings);
-        findings.push(...outcome.findings);
-      }
-      for (const [configKey, config] of group.configs) this.report(configKey, config, outcome.state);
-    }
+    await runByFlow(
+      [...groups.entries()],
+      ([, group]) => scanFlow(group),
+      this.concurrency,
+      async ([account, group]) => {
+        const outcome = await this.scanAccount(group, signal);
+        signal?.throwIfAborted();
+        if (!outcome.state.ok) failedAccounts += 1;
+        if (outcome.findings) {
+          // Recorded before it is sent: the reconcile the key starts consults the record.
+          this.d.reports.record(account, outcome.findings);
+          findings.push(...outcome.findings);
+        }
+        for (const [configKey, config] of group.configs) this.report(configKey, config, outcome.state);
+        for (const f of outcome.findings ?? []) {
+          this.d.logger.debug({ namespace: f.key.namespace, name: f.key.name, bucketID: f.id, reason: f.reason }, 'Drift found; reconciling');
+          this.d.channel.send(f.key);
+        }
+      },
+    );
+    signal?.throwIfAborted();
     this.d.reports.retain(new Set(groups.keys()));
     this.states.retain(new Set([...groups.values()].flatMap((g) => [...g.configs.keys()])));
-    for (const f of findings) {
-      this.d.logger.debug({ namespace: f.key.namespace, name: f.key.name, bucketID: f.id, reason: f.reason }, 'Drift found; reconciling');
-      this.d.channel.send(f.key);
-    }
     return { accounts: groups.size - failedAccounts, failedAccounts, findings };
   }
 
   /** Lists one account within its deadline; never throws except when `signal` (the stop) fired. */
   private async scanAccount(group: Group, signal: AbortSignal | undefined): Promise<AccountOutcome> {
-    const deadline = AbortSignal.timeout(this.deadlineMs);
-    const both = signal ? AbortSignal.any([signal, deadline]) : deadline;
+    // On the injected clock, as the interval is: the deadline is the scanner's own time.
+    const deadline = new AbortController();
+    const timer = this.clock.setTimeout(
+      () => deadline.abort(new DOMException(`drift scan of an account passed its ${this.deadlineMs} ms deadline`, 'TimeoutError')),
+      this.deadlineMs,
+    );
+    const both = signal ? AbortSignal.any([signal, deadline.signal]) : deadline.signal;
     // Twice the pages the cached buckets need, and room for what other clusters keep there:
     // more than that is paging that does not end.
     const maxPages = Math.max(100, 2 * Math.ceil(group.buckets.length / LIST_PAGE_LIMIT));
@@ -159,7 +171,7 @@ export class DriftScanner implements Runnable {
       return { findings: compare(group.buckets, listed, group.conn.endpoint, this.d.clusterId), state: { ok: true } };
     } catch (err) {
       signal?.throwIfAborted();
-      const state = scanFailure(err, deadline.aborted, this.deadlineMs);
+      const state = scanFailure(err, deadline.signal.aborted, this.deadlineMs);
       this.failures?.inc({ reason: state.reason });
       this.d.logger.info(
         { err, endpoint: group.conn.endpoint, buckets: group.buckets.length, reason: state.reason },
@@ -172,6 +184,8 @@ export class DriftScanner implements Runnable {
           ? group.buckets.map((b) => ({ key: keyOf(b), id: b.status?.id ?? '', reason: 'missing' as const }))
           : undefined;
       return { ...(findings ? { findings } : {}), state };
+    } finally {
+      this.clock.clearTimeout(timer);
     }
   }
 
@@ -217,6 +231,85 @@ export class DriftScanner implements Runnable {
       throw err;
     }
   }
+}
+
+/**
+ * Default deadline of one account's list: a quarter of the drift interval (at least 1 s, at
+ * most 30 s), so a slow account is given up well before the next scan is due.
+ */
+export function defaultAccountDeadlineMs(intervalMs: number): number {
+  return Math.min(30_000, Math.max(1000, Math.floor(intervalMs / 4)));
+}
+
+/**
+ * The flow of an account's scan: the namespaces of the configs that reach it. A tenant's own
+ * accounts share its flow however many it makes; an account two tenants reach is a flow of its own.
+ */
+function scanFlow(group: Group): string {
+  const namespaces = new Set<string>();
+  for (const configKey of group.configs.keys()) namespaces.add(configKey.slice(0, configKey.indexOf('/')));
+  return [...namespaces].sort().join(',');
+}
+
+/**
+ * Runs `task` on every item, at most `slots` at once, the flows taking turns: a free slot goes
+ * to the next flow in turn that holds fewer than `flowShare(slots, active flows)` slots, so while
+ * another flow waits no flow holds more than its share. When every waiting flow is at its share
+ * the slot still goes to the next in turn: no slot idles while an item waits. Rejects with the
+ * first rejection of a task (the others run on, as under `Promise.all`).
+ */
+async function runByFlow<T>(items: readonly T[], flowOf: (item: T) => string, slots: number, task: (item: T) => Promise<void>): Promise<void> {
+  /** Items not started, by flow; the Map's order is the order of turns. */
+  const waiting = new Map<string, T[]>();
+  for (const item of items) {
+    const flow = flowOf(item);
+    const list = waiting.get(flow);
+    if (list) list.push(item);
+    else waiting.set(flow, [item]);
+  }
+  /** Slots held, by flow. */
+  const running = new Map<string, number>();
+  /** Flows with items waiting or running. */
+  let active = waiting.size;
+  let inFlight = 0;
+  const pick = (): [string, T] | undefined => {
+    const cap = flowShare(slots, active);
+    let chosen: string | undefined;
+    // A flow at its share holds at least one slot, so this passes over at most `slots` flows.
+    for (const flow of waiting.keys()) {
+      if ((running.get(flow) ?? 0) < cap) {
+        chosen = flow;
+        break;
+      }
+    }
+    chosen ??= waiting.keys().next().value;
+    const list = chosen === undefined ? undefined : waiting.get(chosen);
+    const item = list?.shift();
+    if (chosen === undefined || list === undefined || item === undefined) return undefined;
+    // To the back of the turns, or out of them once it has nothing left to start.
+    waiting.delete(chosen);
+    if (list.length > 0) waiting.set(chosen, list);
+    return [chosen, item];
+  };
+  await new Promise<void>((resolve, reject) => {
+    const fill = (): void => {
+      for (let next = inFlight < slots ? pick() : undefined; next; next = inFlight < slots ? pick() : undefined) {
+        const [flow, item] = next;
+        inFlight++;
+        running.set(flow, (running.get(flow) ?? 0) + 1);
+        task(item).then(() => {
+          inFlight--;
+          const left = (running.get(flow) ?? 1) - 1;
+          if (left > 0) running.set(flow, left);
+          else running.delete(flow);
+          if (left === 0 && !waiting.has(flow)) active--;
+          fill();
+        }, reject);
+      }
+      if (inFlight === 0 && waiting.size === 0) resolve();
+    };
+    fill();
+  });
 }
 
 /** Registers (or reuses) `bucketoperator_drift_scan_failures_total{reason}` on `registry`. */

@@ -4,7 +4,7 @@
  * runner retries with backoff, after a given delay, or not at all until the object changes.
  */
 import type { StorageBucket } from '../api/v1';
-import { isProviderError } from '../provider-client';
+import { isProviderError, ProviderAnswerTooLargeError, ProviderTimeoutError, type ProviderError } from '../provider-client';
 import { isConflict, isTerminalError } from '../runtime';
 import { EventReason, Reason } from './reasons';
 import { keepReady, type StatusFacts } from './status';
@@ -98,7 +98,7 @@ export function classifyFailure(err: unknown, bucket: StorageBucket): FailurePol
       message: `provider rejected the bucket: ${message}`,
     };
   }
-  const reason = err.status === 429 ? Reason.Throttled : Reason.ProviderUnavailable;
+  const reason = transientReason(err);
   const honoured = err.retryAfterMs !== undefined && err.retryAfterMs >= MIN_RETRY_AFTER_MS;
   return {
     type: 'retry',
@@ -110,4 +110,11 @@ export function classifyFailure(err: unknown, bucket: StorageBucket): FailurePol
     },
     ...(honoured ? { requeueAfterMs: err.retryAfterMs } : {}),
   };
+}
+
+/** The reason a transient provider failure is reported with: the client's own limits by name. */
+function transientReason(err: ProviderError): Reason {
+  if (err instanceof ProviderAnswerTooLargeError) return Reason.ProviderAnswerTooLarge;
+  if (err instanceof ProviderTimeoutError) return Reason.ProviderTimeout;
+  return err.status === 429 ? Reason.Throttled : Reason.ProviderUnavailable;
 }

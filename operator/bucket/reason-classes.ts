@@ -29,6 +29,10 @@ export const BUCKET_REASON_CLASS: Readonly<Record<Reason, ReasonClass>> = {
   // Likewise: the config is Degraded with the kubectl label command; the bucket only waits.
   [Reason.SecretNotLabeled]: 'progressing',
   [Reason.ProviderUnavailable]: 'progressing',
+  // Retried with backoff like ProviderUnavailable: the endpoint may be fixed (or its config
+  // re-pointed) without the bucket changing.
+  [Reason.ProviderAnswerTooLarge]: 'progressing',
+  [Reason.ProviderTimeout]: 'progressing',
   [Reason.Throttled]: 'progressing',
   // Observe mode checks again every drift interval; the bucket may yet be created elsewhere.
   [Reason.ObservedBucketNotFound]: 'progressing',

@@ -35,6 +35,10 @@ export const Reason = {
   CredentialsRejected: 'CredentialsRejected',
   InvalidSpec: 'InvalidSpec',
   ProviderUnavailable: 'ProviderUnavailable',
+  /** The endpoint answered more than the client takes (bytes or JSON values); the call was cut. */
+  ProviderAnswerTooLarge: 'ProviderAnswerTooLarge',
+  /** The endpoint was silent past the idle timeout, or answered past the call's deadline. */
+  ProviderTimeout: 'ProviderTimeout',
   Throttled: 'Throttled',
   AdoptTargetNotFound: 'AdoptTargetNotFound',
   ProviderChanged: 'ProviderChanged',

@@ -7,8 +7,12 @@ import { Counter, Histogram, type Registry } from 'prom-client';
 import { BucketMetric } from '../api/metric-names';
 import type { VersionPair } from './review';
 
-/** How a request ended: converted, refused by the conversion, not a ConversionReview, or a server error. */
-export type ConversionRequestResult = 'success' | 'failure' | 'invalid' | 'error';
+/**
+ * How a request ended: converted, refused by the conversion, not a ConversionReview (or too
+ * large), refused for now because too many reviews were in flight (429, retried by the API
+ * server), or a server error (the client gone included).
+ */
+export type ConversionRequestResult = 'success' | 'failure' | 'invalid' | 'throttled' | 'error';
 
 /** What the conversion server reports; a seam so tests can count without a registry. */
 export interface ConversionMetricsSink {

@@ -65,6 +65,19 @@ export type ReviewOutcome =
  * request.
  */
 export function reviewConversion(body: unknown): ReviewOutcome {
+  const steps = reviewSteps(body);
+  for (;;) {
+    const step = steps.next();
+    if (step.done) return step.value;
+  }
+}
+
+/**
+ * {@link reviewConversion} one object at a time: the generator yields after each object it
+ * converted and returns the same outcome, so the server can let timers and I/O run between
+ * the objects of a large review (slices.ts).
+ */
+export function* reviewSteps(body: unknown): Generator<void, ReviewOutcome, void> {
   const request = parseRequest(body);
   if (typeof request === 'string') return { kind: 'invalid', pair: { from: 'unknown', to: 'unknown' }, message: request };
   const pair = versionPair(request);
@@ -74,6 +87,7 @@ export function reviewConversion(body: unknown): ReviewOutcome {
     if (!result.ok)
       return { kind: 'review', pair, review: answer(request.uid, [], { status: 'Failure', message: failure(index, object, result.message) }) };
     converted.push(result.object);
+    yield;
   }
   return { kind: 'review', pair, review: answer(request.uid, converted, { status: 'Success' }) };
 }

@@ -7,19 +7,24 @@
  *   already open (and the requests on them) carry on with the old one, nothing restarts.
  * - Ready once a certificate is loaded ({@link ConversionServer.readyCheck}); not ready again
  *   while it drains before stopping ({@link ConversionServer.drain}).
- * - Idle keep-alive connections are kept longer than the API server's client keeps them (Go's
- *   90s), so the client, not the server, closes an idle connection: a server closing first
- *   races a request being sent on it, which the client sees as a failed conversion.
- * - The body is capped and a request must arrive within a deadline, so a slow or huge request
- *   cannot hold memory or a socket.
+ * - No client can exhaust it (limits.ts has each bound and its reason): a body over the cap is
+ *   refused (413) before it is read, or cut as it passes the cap (body.ts); reviews in flight
+ *   are capped by count and by bytes, one more is answered 429 with `Retry-After`; connections
+ *   are capped; a handshake, the headers, the whole request, and a silent connection each have
+ *   a deadline.
+ * - A review is converted and serialized in slices (slices.ts), so a large one never holds the
+ *   event loop the Lease renewal runs on for longer than parsing its body.
  * - Nothing of a request body reaches a log line: objects may be anything a user stored.
  */
 import { createServer, type Server } from 'node:https';
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import type { Logger } from 'pino';
+import { BodyTooLarge, declaredLength, readCappedBody } from './body';
+import { conversionLimits, InFlightReviews, RETRY_AFTER_SECONDS, type ConversionLimits } from './limits';
 import type { ConversionMetricsSink, ConversionRequestResult } from './metrics';
-import { reviewConversion, type ReviewOutcome, type VersionPair } from './review';
+import { reviewSteps, type ReviewOutcome, type VersionPair } from './review';
+import { reviewJsonSteps, runInSlices, SlicedRunAborted } from './slices';
 
 /** The path the CRDs' `conversion.webhook.clientConfig` points at. */
 export const CONVERT_PATH = '/convert';
@@ -31,50 +36,60 @@ export interface ServingCertificate {
   readonly key: string;
 }
 
+/** How a body is answered: at once, or one object at a time (see review.ts's reviewSteps). */
+export type ReviewFunction = (body: unknown) => ReviewOutcome | Iterator<void, ReviewOutcome, void>;
+
 /** Options of {@link ConversionServer}. */
 export interface ConversionServerOptions {
   readonly metrics: ConversionMetricsSink;
   readonly logger: Logger;
-  /**
-   * Largest request body accepted, in bytes. A review carries the objects of one list call.
-   * @default 32 MiB
-   */
-  readonly maxBodyBytes?: number;
-  /**
-   * Time for a whole request to arrive. The API server gives a conversion webhook 30s.
-   * @default 30s
-   */
-  readonly requestTimeoutMs?: number;
-  /**
-   * How long an idle keep-alive connection stays open.
-   * @default 120s, longer than the API server's client keeps one (90s)
-   */
-  readonly keepAliveTimeoutMs?: number;
-  /** How to answer a body; a seam for tests. @default reviewConversion */
-  readonly review?: (body: unknown) => ReviewOutcome;
+  /** Bounds on what a client may cost; unset fields keep their default. @default DEFAULT_CONVERSION_LIMITS */
+  readonly limits?: Partial<ConversionLimits>;
+  /** How to answer a body; a seam for tests. @default reviewSteps */
+  readonly review?: ReviewFunction;
 }
 
 const UNKNOWN_PAIR: VersionPair = { from: 'unknown', to: 'unknown' };
 
-/** Thrown by reading a body past the cap. */
-class BodyTooLarge extends Error {}
+/** What {@link ConversionServer}'s parse returns for a body that is not JSON (no JSON value is this symbol). */
+const NOT_JSON = Symbol('not JSON');
+
+type Done = (pair: VersionPair, result: ConversionRequestResult) => void;
 
 /** The HTTPS server of the conversion webhook. */
 export class ConversionServer {
   private readonly server: Server;
-  private readonly maxBodyBytes: number;
-  private readonly review: (body: unknown) => ReviewOutcome;
+  private readonly limits: ConversionLimits;
+  private readonly inFlight: InFlightReviews;
+  private readonly review: ReviewFunction;
   private loaded: string | undefined;
   private draining = false;
 
   constructor(private readonly opts: ConversionServerOptions) {
-    this.maxBodyBytes = opts.maxBodyBytes ?? 32 * 1024 * 1024;
-    this.review = opts.review ?? reviewConversion;
+    this.limits = conversionLimits(opts.limits);
+    this.inFlight = new InFlightReviews(this.limits);
+    this.review = opts.review ?? reviewSteps;
     // No certificate until the Secret is read: handshakes fail until then, and readiness says so.
-    this.server = createServer({ minVersion: 'TLSv1.2' }, (req, res) => this.handle(req, res));
-    this.server.requestTimeout = opts.requestTimeoutMs ?? 30_000;
-    this.server.headersTimeout = Math.min(this.server.requestTimeout, 10_000);
-    this.server.keepAliveTimeout = opts.keepAliveTimeoutMs ?? 120_000;
+    this.server = createServer(
+      {
+        minVersion: 'TLSv1.2',
+        handshakeTimeout: this.limits.handshakeTimeoutMs,
+        // Node checks the header and request deadlines only this often (30s by default).
+        connectionsCheckingInterval: this.limits.deadlineCheckIntervalMs,
+      },
+      (req, res) => this.handle(req, res),
+    );
+    this.server.maxConnections = this.limits.maxConnections;
+    this.server.requestTimeout = this.limits.requestTimeoutMs;
+    this.server.headersTimeout = this.limits.headersTimeoutMs;
+    this.server.keepAliveTimeout = this.limits.keepAliveTimeoutMs;
+    // While a request is open; between requests the keep-alive timeout applies instead.
+    this.server.timeout = this.limits.idleTimeoutMs;
+  }
+
+  /** Reviews being read, converted or answered now. */
+  get reviewsInFlight(): number {
+    return this.inFlight.size;
   }
 
   /**
@@ -141,8 +156,7 @@ export class ConversionServer {
   private handle(req: IncomingMessage, res: ServerResponse): void {
     const started = performance.now();
     if (this.draining) res.setHeader('connection', 'close');
-    const done = (pair: VersionPair, result: ConversionRequestResult) =>
-      this.opts.metrics.observe(pair, result, (performance.now() - started) / 1000);
+    const done: Done = (pair, result) => this.opts.metrics.observe(pair, result, (performance.now() - started) / 1000);
     const path = (req.url ?? '').split('?')[0];
     if (path !== CONVERT_PATH) {
       reply(res, 404, `not found; the conversion webhook serves POST ${CONVERT_PATH}\n`);
@@ -159,36 +173,80 @@ export class ConversionServer {
       done(UNKNOWN_PAIR, 'invalid');
       return;
     }
-    this.readBody(req).then(
-      (raw) => this.answer(raw, res, done),
-      (err: unknown) => {
-        if (err instanceof BodyTooLarge) {
-          // The rest of the body is not read: close the connection rather than drain it.
-          res.setHeader('connection', 'close');
-          reply(res, 413, `request body exceeds ${this.maxBodyBytes} bytes\n`);
-          done(UNKNOWN_PAIR, 'invalid');
-          return;
-        }
-        // The client went away or the request timed out: nobody to answer.
+    const declared = declaredLength(req);
+    if (declared !== undefined && declared > this.limits.maxBodyBytes) {
+      this.tooLarge(req, res, done);
+      return;
+    }
+    // A body of unknown length is charged the most it may grow to.
+    const release = this.inFlight.tryAcquire(declared ?? this.limits.maxBodyBytes);
+    if (!release) {
+      // Node reads and drops a declared body (at most the cap) after the answer, which keeps
+      // the connection for the retry; a body of unknown length could go on, so that one closes.
+      if (declared === undefined) res.setHeader('connection', 'close');
+      res.setHeader('retry-after', String(RETRY_AFTER_SECONDS));
+      reply(res, 429, `too many conversion reviews in flight; retry after ${RETRY_AFTER_SECONDS}s\n`);
+      done(UNKNOWN_PAIR, 'throttled');
+      return;
+    }
+    // 'close' comes once the answer is written or the connection is gone, whichever path ends it.
+    res.once('close', release);
+    readCappedBody(req, this.limits.maxBodyBytes)
+      .then(
+        (raw) => {
+          const body = this.parse(raw, res, done);
+          // Parsed before the async part, so the raw bytes are not kept while it converts.
+          return body === NOT_JSON ? undefined : this.answer(body, res, done);
+        },
+        (err: unknown) => {
+          if (err instanceof BodyTooLarge) {
+            this.tooLarge(req, res, done);
+            return;
+          }
+          // The client went away or the request timed out: nobody to answer.
+          res.destroy();
+          done(UNKNOWN_PAIR, 'error');
+        },
+      )
+      .catch((err: unknown) => {
+        // answer() answers every outcome itself; reaching this is a bug. Log the error, not the body.
+        this.opts.logger.error({ err }, 'Conversion webhook failed to answer a review');
         res.destroy();
-        done(UNKNOWN_PAIR, 'error');
-      },
-    );
+      });
   }
 
-  private answer(raw: Buffer, res: ServerResponse, done: (pair: VersionPair, result: ConversionRequestResult) => void): void {
-    let body: unknown;
+  /** 413, then the connection is closed: the rest of the body is never read. */
+  private tooLarge(req: IncomingMessage, res: ServerResponse, done: Done): void {
+    res.setHeader('connection', 'close');
+    res.writeHead(413, { 'content-type': 'text/plain; charset=utf-8' });
+    res.end(`request body exceeds ${this.limits.maxBodyBytes} bytes\n`, () => req.socket.destroy());
+    done(UNKNOWN_PAIR, 'invalid');
+  }
+
+  /** The JSON of `raw`, or {@link NOT_JSON} once answered 400. */
+  private parse(raw: Buffer, res: ServerResponse, done: Done): unknown {
     try {
-      body = JSON.parse(raw.toString('utf8'));
+      // The one step not sliced; the body cap bounds it (slices.ts).
+      return JSON.parse(raw.toString('utf8'));
     } catch {
       reply(res, 400, 'request body is not JSON\n');
       done(UNKNOWN_PAIR, 'invalid');
-      return;
+      return NOT_JSON;
     }
+  }
+
+  private async answer(body: unknown, res: ServerResponse, done: Done): Promise<void> {
+    // Between slices: stop working for a client that is gone.
+    const abandoned = () => res.destroyed;
     let outcome: ReviewOutcome;
     try {
-      outcome = this.review(body);
+      const answered = this.review(body);
+      outcome = isIterator(answered) ? await runInSlices(answered, this.limits.objectsPerSlice, abandoned) : answered;
     } catch (err) {
+      if (err instanceof SlicedRunAborted) {
+        done(UNKNOWN_PAIR, 'error');
+        return;
+      }
       // review() is total; reaching this is a bug. Log the error, not the body.
       this.opts.logger.error({ err }, 'Conversion webhook failed to answer a review');
       reply(res, 500, 'internal error\n');
@@ -205,31 +263,21 @@ export class ConversionServer {
       // The message names the object and the reason and quotes no value (review.ts).
       this.opts.logger.info({ uid, from: outcome.pair.from, to: outcome.pair.to, reason: result.message }, 'Conversion refused');
     }
-    res.writeHead(200, { 'content-type': 'application/json' }).end(JSON.stringify(outcome.review));
+    let json: string;
+    try {
+      json = await runInSlices(reviewJsonSteps(outcome.review), this.limits.objectsPerSlice, abandoned);
+    } catch {
+      // Serializing plain JSON cannot fail, so only an abandoned run ends here.
+      done(outcome.pair, 'error');
+      return;
+    }
+    res.writeHead(200, { 'content-type': 'application/json' }).end(json);
     done(outcome.pair, result.status === 'Success' ? 'success' : 'failure');
   }
+}
 
-  private readBody(req: IncomingMessage): Promise<Buffer> {
-    const declared = Number(req.headers['content-length']);
-    if (Number.isFinite(declared) && declared > this.maxBodyBytes) return Promise.reject(new BodyTooLarge());
-    return new Promise((resolve, reject) => {
-      const chunks: Buffer[] = [];
-      let size = 0;
-      req.on('data', (chunk: Buffer) => {
-        size += chunk.length;
-        if (size > this.maxBodyBytes) {
-          req.removeAllListeners('data');
-          req.pause();
-          reject(new BodyTooLarge());
-          return;
-        }
-        chunks.push(chunk);
-      });
-      req.on('end', () => resolve(Buffer.concat(chunks)));
-      req.on('error', reject);
-      req.on('aborted', () => reject(new Error('request aborted')));
-    });
-  }
+function isIterator(value: ReviewOutcome | Iterator<void, ReviewOutcome, void>): value is Iterator<void, ReviewOutcome, void> {
+  return typeof (value as Partial<Iterator<void, ReviewOutcome, void>>).next === 'function';
 }
 
 function reply(res: ServerResponse, status: number, text: string): void {

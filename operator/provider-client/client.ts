@@ -9,6 +9,11 @@
  * digest of both ({@link providerAccount}); the key itself is never a map key, a label or a
  * log field. An account unused for `accountIdleMs` is dropped with its metric series, so
  * memory and series follow the accounts in use.
+ *
+ * Every call is bounded in bytes and in time (exchange.ts): an endpoint that answers too much
+ * or too slowly costs its own tenant a failed call with a reason that says so
+ * (ProviderAnswerTooLargeError, ProviderTimeoutError), never the process its
+ * memory or a worker its whole reconcile deadline.
  */
 import { createHash } from 'node:crypto';
 import http from 'node:http';
@@ -17,20 +22,40 @@ import { Counter, Histogram, type Registry } from 'prom-client';
 import { BucketMetric } from '../api/metric-names';
 import { guardedLookup, type Resolver } from './endpoint-policy';
 import { readProviderErrorBody } from './error-body';
-import { ProviderError } from './errors';
-import { TokenBucket } from './rate-limiter';
+import { ProviderAnswerTooLargeError, ProviderError } from './errors';
+import { exchange, type Answer } from './exchange';
+import { DEFAULT_MAX_IN_FLIGHT_PER_ACCOUNT, InFlightLimit, TokenBucket } from './rate-limiter';
 import type { AccountInfo, CreateBucketRequest, ProviderBucket, RevokeIdempotencyKeyResponse, UpdateBucketRequest } from './types';
 
 /** Options of {@link ProviderClients}. */
 export interface ProviderClientsOptions {
   /** Registry the call histogram is registered on. */
   readonly registry?: Registry;
-  /** Per-request timeout, ms. @default 10000 */
+  /**
+   * Socket idle timeout, ms: a call whose socket is silent this long (no connection, no
+   * headers, no body byte) is given up. @default 10000
+   */
   readonly timeoutMs?: number;
+  /**
+   * Deadline of a whole call, ms, from the request to the last byte of the answer; the idle
+   * timeout alone lets a body trickled a byte at a time run on. @default {@link DEFAULT_DEADLINE_MS}
+   */
+  readonly deadlineMs?: number;
+  /** Largest answer body, bytes, but for list pages. @default {@link DEFAULT_MAX_ANSWER_BYTES} */
+  readonly maxAnswerBytes?: number;
+  /** Largest list page body (`GET /buckets`), bytes. @default {@link DEFAULT_MAX_LIST_PAGE_BYTES} */
+  readonly maxListPageBytes?: number;
+  /** Most bytes of all the pages of one {@link ProviderClient.listBuckets} together. @default {@link DEFAULT_MAX_LIST_BYTES} */
+  readonly maxListBytes?: number;
   /** Calls per second per account (endpoint plus API key). @default 20 */
   readonly qps?: number;
   /** Burst per account. @default 40 */
   readonly burst?: number;
+  /**
+   * Calls in flight per account; more wait for one to end, so a slow endpoint holds no more
+   * sockets than this (rate-limiter.ts). @default {@link DEFAULT_MAX_IN_FLIGHT_PER_ACCOUNT}
+   */
+  readonly maxInFlightPerAccount?: number;
   /**
    * An account with no call for this long is forgotten: its limiter (then full, so nothing is
    * lost) and its metric series. @default 600000 (10 minutes)
@@ -71,6 +96,8 @@ export function providerAccount(endpoint: string, apiKey: string): ProviderAccou
 interface AccountState {
   readonly label: string;
   readonly limiter: TokenBucket;
+  /** Seats: calls of the account holding a socket at once. */
+  readonly seats: InFlightLimit;
   /** Calls started and not yet finished: an account is never dropped mid-call. */
   inFlight: number;
   lastUsed: number;
@@ -83,27 +110,68 @@ interface AccountState {
   accountId?: Promise<string>;
 }
 
+/**
+ * Default of {@link ProviderClientsOptions.maxAnswerBytes}: 1 MiB. An answer is one bucket, an
+ * account or an error; the largest bucket the provider allows (50 tags of 128 + 256
+ * characters) is about 20 KiB of JSON, so this is fifty times any honest answer, and in line
+ * with the 1.5 MiB etcd keeps an object to. Eight workers reading one each stay near 8 MiB.
+ */
+export const DEFAULT_MAX_ANSWER_BYTES = 1024 * 1024;
+
+/**
+ * Default of {@link ProviderClientsOptions.maxListPageBytes}: 16 MiB, a page of
+ * {@link LIST_PAGE_LIMIT} buckets at 16 KiB each (an operator-made bucket is under 1 KiB), as
+ * controller-runtime allows a list what it would refuse one object. The value budget
+ * (json-budget.ts) keeps such a page's parse to a few times its size.
+ */
+export const DEFAULT_MAX_LIST_PAGE_BYTES = 16 * 1024 * 1024;
+
+/**
+ * Default of {@link ProviderClientsOptions.maxListBytes}: 64 MiB for every page of one list
+ * together (a list keeps what it read until its last page), over 60,000 operator-made buckets
+ * in one account, more than one operator's cache holds under its 256 MiB limit.
+ */
+export const DEFAULT_MAX_LIST_BYTES = 64 * 1024 * 1024;
+
+/**
+ * Default of {@link ProviderClientsOptions.deadlineMs}: 20 s, twice the idle timeout. A
+ * reconcile ends at its first failed call, so a trickling endpoint holds a worker this long,
+ * a third of the 60 s reconcile deadline, and a list page fails with its own reason before
+ * the drift scan's 30 s per account runs out.
+ */
+export const DEFAULT_DEADLINE_MS = 20_000;
+
 /** Provider operations, named as in the metric label `operation`. */
 export type ProviderOperation = 'account' | 'get' | 'list' | 'create' | 'update' | 'delete' | 'revoke';
 
 /** Largest page the provider serves; fewer, bigger pages cost fewer rate-limited calls. */
 export const LIST_PAGE_LIMIT = 1000;
 
-/** Code of a ProviderError for a 2xx answer whose body is not JSON. */
+/**
+ * Code of a ProviderError for a 2xx answer whose body is not JSON. Retryable: the endpoint, not
+ * the bucket, is at fault, and may answer properly later (a proxy's maintenance page).
+ */
 export const NOT_JSON = 'NotJson';
 
-/** Code of a ProviderError for a list answer that cannot be used (not a list, paging that never ends). */
+/**
+ * Code of a ProviderError for a list answer that cannot be used (not a list, paging that never
+ * ends). Retryable, as {@link NOT_JSON}.
+ */
 export const UNUSABLE_LIST = 'UnusableList';
 
 function unusableList(what: string, detail: string): ProviderError {
-  return new ProviderError(`provider list is unusable: ${what}`, { status: 200, code: `${UNUSABLE_LIST}.${detail}` });
+  return new ProviderError(`provider list is unusable: ${what}`, { status: 200, code: `${UNUSABLE_LIST}.${detail}`, retryable: true });
 }
 
-/** One page of a bucket list, checked: an object with an `items` array and an optional string `continue`. */
-export function checkListPage(page: unknown): { items: ProviderBucket[]; continue?: string } {
+/**
+ * One page of a bucket list, checked: an object with an `items` array of at most `limit`
+ * buckets (the page size asked for) and an optional string `continue`.
+ */
+export function checkListPage(page: unknown, limit = LIST_PAGE_LIMIT): { items: ProviderBucket[]; continue?: string } {
   if (typeof page !== 'object' || page === null || Array.isArray(page)) throw unusableList('the answer is not an object', 'NotAnObject');
   const { items, continue: token } = page as { items?: unknown; continue?: unknown };
   if (!Array.isArray(items)) throw unusableList('the answer has no items array', 'NoItems');
+  if (items.length > limit) throw unusableList(`a page holds more than the ${limit} items asked for`, 'TooManyItems');
   if (items.some((b) => typeof b !== 'object' || b === null || typeof (b as { id?: unknown }).id !== 'string')) {
     throw unusableList('an item has no id', 'BadItem');
   }
@@ -115,6 +183,15 @@ export function checkListPage(page: unknown): { items: ProviderBucket[]; continu
 export interface ListBucketsOptions {
   /** More pages than this is an unusable answer. @default unlimited */
   readonly maxPages?: number;
+}
+
+/** The header of a conditional delete: `k=v&k=v` (URL-encoded), every pair must be a tag of the bucket. */
+export const IF_TAGS_HEADER = 'If-Tags';
+
+/** Options of {@link ProviderClient.deleteBucket}. */
+export interface DeleteBucketOptions {
+  /** Delete only if the bucket carries all these tags; otherwise 412 PreconditionFailed. */
+  readonly ifTags?: Readonly<Record<string, string>>;
 }
 
 /** Filter of {@link ProviderClient.listBuckets}. */
@@ -148,14 +225,21 @@ export interface ProviderClient {
   revokeIdempotencyKey(key: string, signal?: AbortSignal): Promise<ProviderBucket | undefined>;
   createBucket(req: CreateBucketRequest, idempotencyKey: string, signal?: AbortSignal): Promise<ProviderBucket>;
   updateBucket(id: string, req: UpdateBucketRequest, signal?: AbortSignal): Promise<ProviderBucket>;
-  /** Deletes; resolves `false` when the bucket was already gone. */
-  deleteBucket(id: string, signal?: AbortSignal): Promise<boolean>;
+  /**
+   * Deletes; resolves `false` when the bucket was already gone. With `opts.ifTags` the provider
+   * deletes only if the bucket carries every one of those tags at that moment (as Azure's
+   * `x-ms-if-tags`), and refuses with 412 PreconditionFailed otherwise: the check and the
+   * delete are one step, so no value read earlier can stand in for the proof.
+   */
+  deleteBucket(id: string, signal?: AbortSignal, opts?: DeleteBucketOptions): Promise<boolean>;
 }
 
-/** Errors of a request sent on a kept-alive socket the server had already closed. */
-const STALE_SOCKET_CODES = new Set(['ECONNRESET', 'EPIPE']);
-/** Attempts of one call while each fails on a stale kept-alive socket (each stale socket is dropped). */
-const MAX_STALE_SOCKET_ATTEMPTS = 3;
+/** A positive integer option, or its default; anything else is refused with its name. */
+function positive(name: string, value: number | undefined, fallback: number): number {
+  const v = value ?? fallback;
+  if (!Number.isInteger(v) || v <= 0) throw new Error(`provider client: ${name}=${v} must be a positive integer`);
+  return v;
+}
 
 /** Factory and shared state of provider clients. */
 export class ProviderClients {
@@ -166,6 +250,10 @@ export class ProviderClients {
   private readonly calls: Counter<'account' | 'code_class'>;
   private readonly throttled: Counter<'account'>;
   private readonly timeoutMs: number;
+  private readonly deadlineMs: number;
+  private readonly maxAnswerBytes: number;
+  private readonly maxListPageBytes: number;
+  private readonly maxListBytes: number;
   private readonly now: () => number;
   private readonly accountIdleMs: number;
   private lastSweep: number;
@@ -179,7 +267,11 @@ export class ProviderClients {
     const lookup = this.allowLinkLocalEndpoints ? {} : { lookup: guardedLookup(opts.resolve) };
     this.httpAgent = new http.Agent({ keepAlive: true, maxSockets: 32, ...lookup });
     this.httpsAgent = new https.Agent({ keepAlive: true, maxSockets: 32, ...lookup });
-    this.timeoutMs = opts.timeoutMs ?? 10_000;
+    this.timeoutMs = positive('timeoutMs', opts.timeoutMs, 10_000);
+    this.deadlineMs = positive('deadlineMs', opts.deadlineMs, DEFAULT_DEADLINE_MS);
+    this.maxAnswerBytes = positive('maxAnswerBytes', opts.maxAnswerBytes, DEFAULT_MAX_ANSWER_BYTES);
+    this.maxListPageBytes = positive('maxListPageBytes', opts.maxListPageBytes, DEFAULT_MAX_LIST_PAGE_BYTES);
+    this.maxListBytes = positive('maxListBytes', opts.maxListBytes, DEFAULT_MAX_LIST_BYTES);
     this.now = opts.now ?? Date.now;
     this.accountIdleMs = opts.accountIdleMs ?? 600_000;
     this.lastSweep = this.now();
@@ -213,8 +305,16 @@ export class ProviderClients {
     const base = new URL(endpoint.endsWith('/') ? endpoint : `${endpoint}/`);
     const account = providerAccount(endpoint, apiKey);
     this.sweepIdleAccounts();
-    const call = <T>(op: ProviderOperation, method: string, path: string, body?: unknown, headers?: Record<string, string>, signal?: AbortSignal) =>
+    const sized = <T>(op: ProviderOperation, method: string, path: string, body?: unknown, headers?: Record<string, string>, signal?: AbortSignal) =>
       this.call<T>(base, account, apiKey, op, method, path, body, headers, signal);
+    const call = async <T>(
+      op: ProviderOperation,
+      method: string,
+      path: string,
+      body?: unknown,
+      headers?: Record<string, string>,
+      signal?: AbortSignal,
+    ) => (await sized<T>(op, method, path, body, headers, signal)).value;
     return {
       accountId: (signal) => {
         const state = this.account(account);
@@ -242,15 +342,9 @@ export class ProviderClients {
         }
       },
       findByIdempotencyKey: async (key, signal) => {
-        const res = await call<{ items: ProviderBucket[] }>(
-          'list',
-          'GET',
-          `buckets?idempotencyKey=${encodeURIComponent(key)}`,
-          undefined,
-          undefined,
-          signal,
-        );
-        return res.items[0];
+        const res = await call<unknown>('list', 'GET', `buckets?idempotencyKey=${encodeURIComponent(key)}`, undefined, undefined, signal);
+        // The provider's default page (100) is the most a lookup can answer.
+        return checkListPage(res, 100).items[0];
       },
       listBuckets: async (filter, signal, opts = {}) => {
         const items: ProviderBucket[] = [];
@@ -258,13 +352,26 @@ export class ProviderClients {
         const maxPages = opts.maxPages ?? Number.POSITIVE_INFINITY;
         let token: string | undefined;
         let pages = 0;
+        let bytes = 0;
         do {
           if (++pages > maxPages) throw unusableList(`more than ${maxPages} pages`, 'TooManyPages');
           const query = new URLSearchParams({ limit: String(LIST_PAGE_LIMIT) });
           for (const [k, v] of Object.entries(filter.tags ?? {})) query.append('tag', `${k}=${v}`);
           if (token !== undefined) query.set('continue', token);
-          const page = checkListPage(await call<unknown>('list', 'GET', `buckets?${query.toString()}`, undefined, undefined, signal));
-          items.push(...page.items);
+          const answer = await sized<unknown>('list', 'GET', `buckets?${query.toString()}`, undefined, undefined, signal);
+          // Every page read stays in memory until the last one: the pages together are capped too.
+          bytes += answer.bytes;
+          if (bytes > this.maxListBytes) {
+            throw new ProviderAnswerTooLargeError({
+              operation: 'list',
+              host: base.host,
+              limit: this.maxListBytes,
+              limitKind: 'listTotal',
+              bytesRead: bytes,
+            });
+          }
+          const page = checkListPage(answer.value);
+          for (const item of page.items) items.push(item);
           token = page.continue;
           // A token seen before would page forever: the provider's paging is broken.
           if (token !== undefined && seen.has(token)) throw unusableList('a continue token repeated', 'ContinueRepeated');
@@ -285,9 +392,10 @@ export class ProviderClients {
       },
       createBucket: (req, key, signal) => call<ProviderBucket>('create', 'POST', 'buckets', req, { 'Idempotency-Key': key }, signal),
       updateBucket: (id, req, signal) => call<ProviderBucket>('update', 'PATCH', `buckets/${encodeURIComponent(id)}`, req, undefined, signal),
-      deleteBucket: async (id, signal) => {
+      deleteBucket: async (id, signal, opts = {}) => {
+        const headers = opts.ifTags ? { [IF_TAGS_HEADER]: new URLSearchParams(Object.entries(opts.ifTags)).toString() } : undefined;
         try {
-          await call<unknown>('delete', 'DELETE', `buckets/${encodeURIComponent(id)}`, undefined, undefined, signal);
+          await call<unknown>('delete', 'DELETE', `buckets/${encodeURIComponent(id)}`, undefined, headers, signal);
           return true;
         } catch (err) {
           if (err instanceof ProviderError && err.isNotFound) return false;
@@ -317,7 +425,8 @@ export class ProviderClients {
         now: this.now,
         ...(this.opts.sleep ? { sleep: this.opts.sleep } : {}),
       });
-      state = { label: account.label, limiter, inFlight: 0, lastUsed: this.now(), codeClasses: new Set() };
+      const seats = new InFlightLimit(this.opts.maxInFlightPerAccount ?? DEFAULT_MAX_IN_FLIGHT_PER_ACCOUNT);
+      state = { label: account.label, limiter, seats, inFlight: 0, lastUsed: this.now(), codeClasses: new Set() };
       this.accounts.set(account.id, state);
     }
     return state;
@@ -349,22 +458,28 @@ export class ProviderClients {
     body: unknown,
     headers: Record<string, string> | undefined,
     signal: AbortSignal | undefined,
-  ): Promise<T> {
+  ): Promise<{ value: T; bytes: number }> {
     const state = await this.acquire(account, signal);
     const url = new URL(path, base);
     const end = this.duration.startTimer({ operation: op });
     let code = 0;
     try {
-      const res = await this.send(url, method, apiKey, body, headers, signal);
+      // The deadline starts once the limiter let the call go: waiting for a token is the
+      // account's own pace, bounded by the caller's signal.
+      const res = await this.send(op, url, method, apiKey, body, headers, signal, performance.now() + this.deadlineMs);
       code = res.status;
       if (res.status >= 200 && res.status < 300) {
         try {
-          return (res.text ? JSON.parse(res.text) : undefined) as T;
+          return { value: (res.text ? JSON.parse(res.text) : undefined) as T, bytes: res.bytes };
         } catch {
-          throw new ProviderError(`provider ${op} answered ${res.status} with a body that is not JSON`, { status: res.status, code: NOT_JSON });
+          throw new ProviderError(`provider ${op} answered ${res.status} with a body that is not JSON`, {
+            status: res.status,
+            code: NOT_JSON,
+            retryable: true,
+          });
         }
       }
-      throw toProviderError(op, res.status, res.text, res.retryAfter);
+      throw toProviderError(op, res);
     } catch (err) {
       if (err instanceof ProviderError) throw err;
       const transport = (err as NodeJS.ErrnoException).code ?? 'ETRANSPORT';
@@ -376,18 +491,23 @@ export class ProviderClients {
   }
 
   /**
-   * Waits for a token of `account` and marks a call in flight on it. An abort while waiting
-   * rejects with the caller's own reason (a stop, a reconcile timeout): no provider failure.
+   * Waits for a seat, then a token, of `account` and marks a call in flight on it (seat first:
+   * a call that waits for a seat spends no token). An abort while waiting rejects with the
+   * caller's own reason (a stop, a reconcile timeout): no provider failure.
    */
   private async acquire(account: ProviderAccount, signal: AbortSignal | undefined): Promise<AccountState> {
     const state = this.account(account);
     state.inFlight++;
     state.lastUsed = this.now();
+    let seated = false;
     try {
+      await state.seats.acquire(signal);
+      seated = true;
       const waitedMs = await state.limiter.take(signal);
       if (waitedMs > 0) this.throttled.inc({ account: state.label }, waitedMs / 1000);
       return state;
     } catch (err) {
+      if (seated) state.seats.release();
       state.inFlight--;
       throw err;
     }
@@ -398,60 +518,39 @@ export class ProviderClients {
     const codeClass = `${Math.floor(code / 100)}xx`;
     state.codeClasses.add(codeClass);
     this.calls.inc({ account: state.label, code_class: codeClass });
+    state.seats.release();
     state.inFlight--;
     state.lastUsed = this.now();
   }
 
   private send(
+    op: ProviderOperation,
     url: URL,
     method: string,
     apiKey: string,
     body: unknown,
     extra: Record<string, string> | undefined,
     signal: AbortSignal | undefined,
-    attempt = 1,
-  ): Promise<{ status: number; text: string; retryAfter: string | undefined }> {
+    deadlineAt: number,
+  ): Promise<Answer> {
     const payload = body === undefined ? undefined : JSON.stringify(body);
-    const isHttps = url.protocol === 'https:';
     const headers: Record<string, string> = {
       accept: 'application/json',
       authorization: `Bearer ${apiKey}`,
       ...(payload === undefined ? {} : { 'content-type': 'application/json', 'content-length': String(Buffer.byteLength(payload)) }),
       ...extra,
     };
-    return new Promise((resolve, reject) => {
-      const req = (isHttps ? https : http).request(
-        url,
-        { method, headers, agent: isHttps ? this.httpsAgent : this.httpAgent, timeout: this.timeoutMs, signal },
-        (res) => {
-          const chunks: Buffer[] = [];
-          res.on('data', (c: Buffer) => chunks.push(c));
-          res.on('error', reject);
-          res.on('end', () => {
-            const ra = res.headers['retry-after'];
-            resolve({ status: res.statusCode ?? 0, text: Buffer.concat(chunks).toString('utf8'), retryAfter: Array.isArray(ra) ? ra[0] : ra });
-          });
-        },
-      );
-      req.on('timeout', () => req.destroy(Object.assign(new Error('provider request timed out'), { code: 'ETIMEDOUT' })));
-      req.on('error', (err: NodeJS.ErrnoException) => {
-        // A kept-alive socket the provider closed as this request went out (its idle timeout):
-        // the request goes again on another socket, as Node's documentation advises. Should the
-        // first one have reached the provider after all, repeating it is still safe: creates
-        // carry their idempotency key, and every other call is idempotent.
-        if (req.reusedSocket && STALE_SOCKET_CODES.has(err.code ?? '') && attempt < MAX_STALE_SOCKET_ATTEMPTS && !signal?.aborted) {
-          resolve(this.send(url, method, apiKey, body, extra, signal, attempt + 1));
-          return;
-        }
-        reject(err);
-      });
-      req.end(payload);
-    });
+    const agent = url.protocol === 'https:' ? this.httpsAgent : this.httpAgent;
+    const maxBytes = op === 'list' ? this.maxListPageBytes : this.maxAnswerBytes;
+    return exchange(
+      { url, method, headers, payload, agent, signal, operation: op },
+      { maxBytes, idleMs: this.timeoutMs, deadlineMs: this.deadlineMs, deadlineAt },
+    );
   }
 }
 
-function toProviderError(op: ProviderOperation, status: number, text: string, retryAfter: string | undefined): ProviderError {
-  const { code, detail } = readProviderErrorBody(status, text);
+function toProviderError(op: ProviderOperation, { status, text, truncated, retryAfter }: Answer): ProviderError {
+  const { code, detail } = readProviderErrorBody(status, text, truncated);
   const seconds = retryAfter === undefined ? NaN : Number(retryAfter);
   return new ProviderError(`provider ${op} failed: ${status} ${code}${detail ? `: ${detail}` : ''}`, {
     status,

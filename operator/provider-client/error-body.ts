@@ -4,7 +4,17 @@
  * the provider contract's `{code, message}` with a code of the contract gets through, and its
  * message is bounded to one line of printable text. Anything else becomes a fixed message, so
  * status and events can never reflect another service's body to namespace viewers.
+ *
+ * An error body is read only up to {@link MAX_ERROR_BODY_BYTES} (exchange.ts stops reading
+ * there and drops the socket): a contract error is a short line, so a longer body is not one,
+ * and a 400 MB error page never sits in memory.
  */
+
+/**
+ * Most bytes of an error answer that are read: a contract error is well under 1 KiB (its
+ * message is shown cut to {@link MAX_PROVIDER_MESSAGE} characters anyway).
+ */
+export const MAX_ERROR_BODY_BYTES = 16 * 1024;
 
 /** Error codes of the provider contract (provider/README.md, "HTTP API"). */
 export const PROVIDER_ERROR_CODES: ReadonlySet<string> = new Set([
@@ -19,6 +29,7 @@ export const PROVIDER_ERROR_CODES: ReadonlySet<string> = new Set([
   'IdempotencyKeyReused',
   'BucketDeleted',
   'IdempotencyKeyRevoked',
+  'PreconditionFailed',
   'NotReady',
   'Throttled',
   'ServiceUnavailable',
@@ -40,9 +51,20 @@ export interface ProviderErrorBody {
 /** Fixed text for an answer that is not a provider error body. */
 export const NOT_A_PROVIDER_ERROR = 'the endpoint did not answer with a provider error body';
 
-/** Parses `text`, the body of an answer with HTTP `status`; never throws. */
-export function readProviderErrorBody(status: number, text: string): ProviderErrorBody {
-  const fallback: ProviderErrorBody = { code: `HTTP${status}`, detail: text.trim() === '' ? '' : NOT_A_PROVIDER_ERROR };
+/**
+ * Fixed text for a redirect. The client never follows one (the API key would go to wherever
+ * the endpoint points), and the Location is not shown: it is the endpoint's to choose.
+ */
+export const REDIRECT_NOT_FOLLOWED = 'the endpoint answered with a redirect, which is not followed; set the endpoint to the final address';
+
+/**
+ * Parses `text`, the body of an answer with HTTP `status`; never throws. `truncated`: the body
+ * was longer than what was read, so it is no contract error, whatever its start looks like.
+ */
+export function readProviderErrorBody(status: number, text: string, truncated = false): ProviderErrorBody {
+  const fallback: ProviderErrorBody = { code: `HTTP${status}`, detail: text.trim() === '' && !truncated ? '' : NOT_A_PROVIDER_ERROR };
+  if (status >= 300 && status < 400) return { code: `HTTP${status}`, detail: REDIRECT_NOT_FOLLOWED };
+  if (truncated) return fallback;
   let parsed: unknown;
   try {
     parsed = JSON.parse(text);

@@ -13,6 +13,15 @@
  * `n / qps` seconds per call. ProviderClients keeps one bucket per provider account, so the
  * callers of a noisy account wait behind each other only, and a worker is never held longer
  * than its own calls' share of its own account's rate.
+ *
+ * A rate bounds how often calls start, not how long they last: an endpoint that answers in 55 s
+ * takes a token per call like one that answers in 5 ms, and holds a socket all along. So each
+ * account also has an {@link InFlightLimit}, as the API server's Priority and Fairness bounds the
+ * seats a flow occupies rather than the requests it sends: a call waits for a free seat of its
+ * account before it takes a token. ProviderClients pools sockets in one keep-alive Agent per
+ * scheme with `maxSockets` per origin (32); with {@link DEFAULT_MAX_IN_FLIGHT_PER_ACCOUNT} seats,
+ * one slow account holds at most a quarter of the sockets of a provider it shares with other
+ * tenants, and never a socket to anyone else's endpoint.
  */
 
 /** Options of {@link TokenBucket}. */
@@ -98,6 +107,77 @@ export class TokenBucket {
     const t = this.now();
     this.tokens = Math.min(this.opts.burst, this.tokens + ((t - this.last) / 1000) * this.opts.qps);
     this.last = t;
+  }
+}
+
+/**
+ * Default of an account's {@link InFlightLimit}: 8 calls, the bucket controller's default
+ * workers, so a lone tenant is never slowed by it, and a quarter of the 32 sockets the agent
+ * keeps per origin.
+ */
+export const DEFAULT_MAX_IN_FLIGHT_PER_ACCOUNT = 8;
+
+/** A caller waiting for a seat of an {@link InFlightLimit}. */
+interface SeatWaiter {
+  readonly wake: () => void;
+}
+
+/**
+ * Seats of one account: at most `limit` calls in flight, the others wait in arrival order. A
+ * waiting caller whose signal aborts leaves the line at once with the signal's reason; it never
+ * held a seat, so it gives none back.
+ */
+export class InFlightLimit {
+  private active = 0;
+  private readonly line: SeatWaiter[] = [];
+
+  constructor(readonly limit: number) {
+    if (!Number.isInteger(limit) || limit < 1) throw new RangeError(`InFlightLimit: limit must be a positive integer, got ${limit}`);
+  }
+
+  /** Calls holding a seat. */
+  get inFlight(): number {
+    return this.active;
+  }
+
+  /** Callers waiting for a seat. */
+  get waiting(): number {
+    return this.line.length;
+  }
+
+  /**
+   * Resolves once the caller holds a seat; it must call {@link release} exactly once after.
+   * Rejects with the signal's reason when `signal` aborts first.
+   */
+  acquire(signal?: AbortSignal): Promise<void> {
+    if (signal?.aborted) return Promise.reject(signal.reason as unknown);
+    if (this.active < this.limit && this.line.length === 0) {
+      this.active++;
+      return Promise.resolve();
+    }
+    return new Promise<void>((resolve, reject) => {
+      const onAbort = (): void => {
+        const at = this.line.indexOf(waiter);
+        if (at >= 0) this.line.splice(at, 1);
+        reject(signal?.reason);
+      };
+      const waiter: SeatWaiter = {
+        wake: () => {
+          signal?.removeEventListener('abort', onAbort);
+          resolve();
+        },
+      };
+      this.line.push(waiter);
+      signal?.addEventListener('abort', onAbort, { once: true });
+    });
+  }
+
+  /** Gives a seat back: the longest waiting caller takes it. */
+  release(): void {
+    const next = this.line.shift();
+    if (next)
+      next.wake(); // the seat passes on: `active` stays
+    else this.active = Math.max(0, this.active - 1);
   }
 }
 

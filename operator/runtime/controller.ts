@@ -68,6 +68,11 @@ export interface ControllerOptions {
   readonly reconcileTimeoutMs?: number;
   /** @default defaultControllerRateLimiter() */
   readonly rateLimiter?: RateLimiter;
+  /**
+   * The largest fraction of the workers one namespace may hold while another namespace waits,
+   * below its equal share when that is smaller; see `WorkQueueOptions.maxFlowShare`. @default 1
+   */
+  readonly maxFlowShare?: number;
 }
 
 /**
@@ -159,6 +164,7 @@ export function newController(name: string, deps: ControllerDeps, reconciler: Re
     workers,
     timeoutMs: spec.options.reconcileTimeoutMs ?? 0,
     rateLimiter: spec.options.rateLimiter,
+    maxFlowShare: spec.options.maxFlowShare,
   });
   const primaryInformer = runner.watch({ kind: spec.primary.kind, map: (o) => [keyOf(o)], options: spec.primary.options });
   runner.setPrimary(primaryInformer, spec.primary.options.predicates ?? []);
@@ -191,6 +197,7 @@ interface RunnerOptions {
   readonly workers: number;
   readonly timeoutMs: number;
   readonly rateLimiter: RateLimiter | undefined;
+  readonly maxFlowShare: number | undefined;
 }
 
 type Outcome = { readonly ok: true; readonly action: Action } | { readonly ok: false; readonly err: unknown };
@@ -228,6 +235,9 @@ class ControllerRunner implements Controller {
     this.queue = new WorkQueue({
       name,
       clock: this.clock,
+      // The queue shares these workers out between namespaces by the time each holds them.
+      workers: opts.workers,
+      ...(opts.maxFlowShare !== undefined ? { maxFlowShare: opts.maxFlowShare } : {}),
       ...(opts.rateLimiter ? { rateLimiter: opts.rateLimiter } : {}),
       ...(deps.metrics ? { metrics: deps.metrics } : {}),
     });

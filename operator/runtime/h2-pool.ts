@@ -2,16 +2,15 @@
  * A pool of HTTP/2 sessions to one API server, as Go's http2 transport keeps them for
  * client-go: every request and watch is a stream; a session takes as many streams as the
  * server's SETTINGS allow (100 on kube-apiserver), and a full one makes the pool open
- * another, so nothing ever queues for a connection. Sessions that went quiet are pinged
- * (client-go's ReadIdleTimeout 30 s / PingTimeout 15 s) and dropped when the ping is not
- * answered; a GOAWAY or a session error moves new streams to a fresh session.
+ * another, so nothing ever queues for a connection. A session leaves the rotation on GOAWAY,
+ * on error, before its stream IDs run out, and while a ping after a given-up stream is
+ * unanswered; its health check (h2-session.ts) runs until it closed.
  */
 import { createHash } from 'node:crypto';
-import http2 from 'node:http2';
 import type tls from 'node:tls';
+import { INITIAL_MAX_STREAMS, MAX_STREAMS_PER_SESSION, PooledSession, type SessionLimits, type StreamSlot } from './h2-session';
 
-/** The session Go's transport assumes before the server's SETTINGS arrive. */
-const INITIAL_MAX_STREAMS = 100;
+export type { StreamSlot } from './h2-session';
 
 /** Options of `H2Pool`. */
 export interface H2PoolOptions {
@@ -21,10 +20,15 @@ export interface H2PoolOptions {
   readonly connect: (clientCert?: ClientCert) => Promise<tls.TLSSocket>;
   /** Ping a session when nothing was read from it this long. @default 30000 */
   readonly readIdleTimeoutMs?: number;
-  /** Drop the session when a ping is not answered within this. @default 15000 */
+  /**
+   * Destroy the session when a ping (health check, or after a given-up stream) is not answered
+   * within this. @default 15000
+   */
   readonly pingTimeoutMs?: number;
   /** Close a session without streams after this long. @default 90000 */
   readonly idleCloseMs?: number;
+  /** Streams one session carries before it is retired. @default MAX_STREAMS_PER_SESSION */
+  readonly maxStreamsPerSession?: number;
   /** Called for every new session (a metric). */
   readonly onSession?: () => void;
 }
@@ -35,51 +39,35 @@ export interface ClientCert {
   readonly key: string;
 }
 
-interface Entry {
-  readonly session: http2.ClientHttp2Session;
-  readonly certKey: string;
-  active: number;
-  /** Streams promised to callers still waiting for the session to connect. */
-  reserved: number;
-  maxStreams: number;
-  usable: boolean;
-  lastRead: number;
-  lastUsed: number;
-  timer?: NodeJS.Timeout;
-}
-
 interface Opening {
   readonly certKey: string;
-  readonly promise: Promise<Entry>;
+  readonly promise: Promise<PooledSession>;
   reserved: number;
-}
-
-/** A stream slot on a session; `release` is called once the stream closed. */
-export interface StreamSlot {
-  readonly session: http2.ClientHttp2Session;
-  /** Marks the session as having delivered data (health check). */
-  read(): void;
-  release(): void;
 }
 
 /** See the module comment. */
 export class H2Pool {
-  private entries: Entry[] = [];
+  /** Open sessions; retired ones drop out here and drain on their own. */
+  private sessions: PooledSession[] = [];
   private openings: Opening[] = [];
   private closed = false;
-  private readonly readIdleMs: number;
-  private readonly pingTimeoutMs: number;
-  private readonly idleCloseMs: number;
+  private readonly limits: SessionLimits;
+  /** Callers one opening session is promised to: never more than its stream budget. */
+  private readonly perOpening: number;
 
   constructor(private readonly opts: H2PoolOptions) {
-    this.readIdleMs = opts.readIdleTimeoutMs ?? 30_000;
-    this.pingTimeoutMs = opts.pingTimeoutMs ?? 15_000;
-    this.idleCloseMs = opts.idleCloseMs ?? 90_000;
+    this.limits = {
+      readIdleMs: opts.readIdleTimeoutMs ?? 30_000,
+      pingTimeoutMs: opts.pingTimeoutMs ?? 15_000,
+      idleCloseMs: opts.idleCloseMs ?? 90_000,
+      maxStreams: opts.maxStreamsPerSession ?? MAX_STREAMS_PER_SESSION,
+    };
+    this.perOpening = Math.min(INITIAL_MAX_STREAMS, this.limits.maxStreams);
   }
 
-  /** Number of live sessions (tests and metrics). */
+  /** Number of sessions new streams may go to (tests and metrics). */
   size(): number {
-    return this.entries.filter((e) => e.usable).length;
+    return this.sessions.filter((s) => s.inRotation()).length;
   }
 
   /** A stream slot on a session with room, opening a session when none has any. */
@@ -87,10 +75,11 @@ export class H2Pool {
     if (this.closed) throw new Error('transport is closed');
     const certKey = clientCert ? createHash('sha256').update(clientCert.cert).digest('hex') : '';
     // A rotated client certificate: sessions with the old one finish their streams and go.
-    for (const e of this.entries) if (e.certKey !== certKey) this.retire(e);
-    const free = this.entries.find((e) => e.usable && e.active + e.reserved < e.maxStreams);
-    if (free) return this.slot(free);
-    let opening = this.openings.find((o) => o.certKey === certKey && o.reserved < INITIAL_MAX_STREAMS);
+    for (const s of this.sessions) if (s.certKey !== certKey) s.retire();
+    this.sessions = this.sessions.filter((s) => s.isOpen());
+    const free = this.sessions.find((s) => s.canTake());
+    if (free) return free.slot();
+    let opening = this.openings.find((o) => o.certKey === certKey && o.reserved < this.perOpening);
     if (!opening) {
       const o: Opening = { certKey, reserved: 0, promise: this.open(certKey, clientCert) };
       this.openings.push(o);
@@ -101,104 +90,29 @@ export class H2Pool {
       opening = o;
     }
     opening.reserved++;
-    let entry: Entry;
+    let session: PooledSession;
     try {
-      entry = await opening.promise;
+      session = await opening.promise;
     } finally {
       opening.reserved--;
     }
-    if (!entry.usable) throw new Error('HTTP/2 session closed before use');
-    return this.slot(entry);
+    if (!session.isOpen()) throw new Error('HTTP/2 session closed before use');
+    return session.slot();
   }
 
   /** Closes every session gracefully: open streams (watches) finish, no new ones start. */
   close(): void {
     this.closed = true;
-    for (const e of this.entries) this.retire(e);
+    for (const s of this.sessions) s.retire();
+    this.sessions = [];
   }
 
-  private slot(e: Entry): StreamSlot {
-    e.active++;
-    e.lastUsed = Date.now();
-    if (e.active === 1) e.session.ref();
-    let released = false;
-    return {
-      session: e.session,
-      read: () => {
-        e.lastRead = Date.now();
-      },
-      release: () => {
-        if (released) return;
-        released = true;
-        e.active--;
-        e.lastUsed = Date.now();
-        // An idle session must not keep the process alive, as idle HTTP/1.1 sockets do not.
-        if (e.active === 0) e.session.unref();
-      },
-    };
-  }
-
-  private async open(certKey: string, clientCert?: ClientCert): Promise<Entry> {
+  private async open(certKey: string, clientCert?: ClientCert): Promise<PooledSession> {
     const socket = await this.opts.connect(clientCert);
-    const session = http2.connect(this.opts.origin, {
-      createConnection: () => socket,
-      settings: { enablePush: false },
-    });
-    const now = Date.now();
-    const e: Entry = { session, certKey, active: 0, reserved: 0, maxStreams: INITIAL_MAX_STREAMS, usable: true, lastRead: now, lastUsed: now };
+    const session = new PooledSession(socket, this.opts.origin, certKey, this.limits);
     this.opts.onSession?.();
-    session.on('remoteSettings', (s) => {
-      if (typeof s.maxConcurrentStreams === 'number' && s.maxConcurrentStreams > 0) e.maxStreams = s.maxConcurrentStreams;
-      e.lastRead = Date.now();
-    });
-    // GOAWAY: streams already open finish (Node fails those the server did not take); new ones go elsewhere.
-    session.on('goaway', () => this.retire(e));
-    session.on('error', () => this.drop(e));
-    session.on('close', () => this.drop(e));
-    session.unref();
-    this.entries.push(e);
-    e.timer = setInterval(() => this.check(e), Math.max(1000, Math.min(this.readIdleMs, this.idleCloseMs) / 2));
-    e.timer.unref();
-    if (this.closed) this.retire(e);
-    return e;
-  }
-
-  /** Health check: close a long-idle session; ping one that went quiet; drop it when the ping fails. */
-  private check(e: Entry): void {
-    if (!e.usable) return;
-    const now = Date.now();
-    if (e.active === 0 && now - e.lastUsed >= this.idleCloseMs) {
-      this.retire(e);
-      return;
-    }
-    if (now - e.lastRead < this.readIdleMs) return;
-    const timer = setTimeout(() => e.session.destroy(new Error(`HTTP/2 ping not answered within ${this.pingTimeoutMs}ms`)), this.pingTimeoutMs);
-    timer.unref();
-    const sent = e.session.ping((err) => {
-      clearTimeout(timer);
-      if (err) e.session.destroy(err);
-      else e.lastRead = Date.now();
-    });
-    if (!sent) {
-      clearTimeout(timer);
-      e.session.destroy(new Error('HTTP/2 ping could not be sent'));
-    }
-  }
-
-  /** No new streams on `e`; it closes once its streams ended. */
-  private retire(e: Entry): void {
-    e.usable = false;
-    if (!e.session.closed && !e.session.destroyed) e.session.close();
-    this.remove(e);
-  }
-
-  private drop(e: Entry): void {
-    e.usable = false;
-    this.remove(e);
-  }
-
-  private remove(e: Entry): void {
-    if (e.timer) clearInterval(e.timer);
-    this.entries = this.entries.filter((x) => x !== e);
+    if (this.closed) session.retire();
+    else this.sessions.push(session);
+    return session;
   }
 }

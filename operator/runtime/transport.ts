@@ -61,7 +61,10 @@ export interface TransportOptions {
   readonly http2?: boolean;
   /** HTTP/2 health check: ping a session that read nothing this long. @default 30000 */
   readonly readIdleTimeoutMs?: number;
-  /** HTTP/2 health check: drop the session when the ping is not answered in time. @default 15000 */
+  /**
+   * HTTP/2: destroy a session whose ping (the health check's, or the one after a request given up
+   * on it) is not answered in time. @default 15000
+   */
   readonly pingTimeoutMs?: number;
   /** For the QPS limiter and Retry-After waits. @default realClock */
   readonly clock?: Clock;
@@ -368,15 +371,21 @@ export class Transport {
     const cancel = (err: Error): void => {
       if (!stream.destroyed) stream.destroy(err);
     };
+    // Giving up (deadline, abort) may mean the connection is dead: the pool pings the session
+    // and hands it out no more until the answer, as Go's transport does on a cancel.
+    const giveUp = (err: Error): void => {
+      slot.cancelled();
+      cancel(err);
+    };
     return new Promise<Exchange>((resolve, reject) => {
       let settled = false;
       let timer: NodeJS.Timeout | undefined;
-      const onAbort = (): void => cancel(r.signal?.reason instanceof Error ? r.signal.reason : new Error('aborted'));
+      const onAbort = (): void => giveUp(r.signal?.reason instanceof Error ? r.signal.reason : new Error('aborted'));
       const cleanup = (): void => {
         if (timer) clearTimeout(timer);
         r.signal?.removeEventListener('abort', onAbort);
       };
-      if (timeoutMs > 0) timer = setTimeout(() => cancel(new Error(`timed out after ${timeoutMs}ms`)), timeoutMs);
+      if (timeoutMs > 0) timer = setTimeout(() => giveUp(new Error(`timed out after ${timeoutMs}ms`)), timeoutMs);
       r.signal?.addEventListener('abort', onAbort, { once: true });
       stream.on('close', () => {
         cleanup();

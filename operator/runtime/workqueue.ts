@@ -5,28 +5,48 @@
  * handed to two workers at once, and a key added while it is being processed is processed
  * once more after `done`.
  *
- * Within a priority, keys are served fairly by flow, as the API server's Priority and
- * Fairness serves its queues: the flow of a key is its namespace (the part before the first
- * '/'), and the non-empty flows take turns, one key per turn, each flow in FIFO order. So a
- * namespace that queues 5,000 keys delays another namespace's one key by at most one hand-out
- * per other waiting flow, not by 5,000. A key without a '/' (a cluster-scoped object) belongs
- * to the flow of the empty namespace: cluster-scoped objects share one turn, as they share one
- * scope. With a single flow (every key in one namespace, or none with a '/') the order is
- * plain FIFO, as before.
+ * Fairness between flows is by time held, as the API server's Priority and Fairness charges a
+ * request for the seats it occupies over time, not for being dispatched. The flow of a key is
+ * its namespace (the part before the first '/'; a key without one is in the flow '' that all
+ * cluster-scoped objects share). Two rules:
+ *
+ * - A cap on workers. While another flow has a key waiting, no flow is handed a key beyond
+ *   `flowShare(workers, activeFlows)`: an equal share of the workers among the flows with keys
+ *   ready or in flight, rounded up and at least one. So a tenant whose endpoint answers in 60 s
+ *   holds at most its share of the workers, and the next free worker goes to another tenant.
+ *   The queue stays work-conserving: when every waiting key belongs to a flow at its cap, a
+ *   free worker still takes one (a lone busy flow uses every worker). The price is that a flow
+ *   which borrowed workers while alone keeps them until its keys are done; a newcomer waits for
+ *   the first of them, which the reconcile timeout bounds. `maxFlowShare` below 1 is a ceiling
+ *   no flow passes even alone, for installations that rather keep workers spare for flows yet
+ *   to come than use every worker.
+ * - Virtual time. Each flow carries the worker time charged to it (start-time fair queuing): at
+ *   a hand-out it is charged the average time its keys were held, corrected to the real time at
+ *   `done`. Among the flows under their cap, the one charged least goes next; equals take turns
+ *   as before (a new or refilled flow joins behind the flows waiting, a served one goes to the
+ *   back). Between two flows with keys waiting, one whose keys take 60 s is handed one key for
+ *   every 6,000 of one whose keys take 10 ms: equal worker time, not equal hand-outs. A flow
+ *   that was idle starts at the virtual time of the latest hand-out: idleness earns no credit.
+ *   A flow charged ahead of that keeps its debt while idle and is forgotten once the others
+ *   catch up, so memory follows the busy flows. With a single flow the order is plain FIFO,
+ *   and with keys held no time at all (a fake clock) plain round robin: one key per flow per
+ *   turn.
  *
  * Higher priorities go first, with one rule against starvation: after `starvationLimit`
  * hand-outs in a row that passed over a waiting lower-priority key, the next hand-out goes to
  * the priority whose longest-waiting key has waited longest, whatever that priority is, and is
  * taken there by the same turn of flows. Low-priority work therefore keeps at least one
  * hand-out in `starvationLimit + 1` however much high-priority work arrives, and one
- * namespace's backlog cannot take the low-priority share of the others either.
+ * namespace's backlog cannot take the low-priority share of the others either. The cap on
+ * workers comes before priorities: a priority whose waiting flows are all at their cap is passed
+ * over for one with a flow under it.
  *
- * Cost: add, get, done and a priority raise are amortised O(1) plus the handful of distinct
- * priorities, however many keys and namespaces are queued. Nothing walks the keys or the
- * flows: each priority keeps its keys in FIFOs (one per flow, one in age order) and its
- * non-empty flows in a FIFO of turns, all with O(1) push, head and removal (`KeyFifo`). A get
- * takes the head of the next flow and moves that flow to the back of the turns (or drops it
- * from them once empty); a flow that refills joins at the back.
+ * Cost: add, done and a priority raise are O(log flows) plus the handful of distinct priorities;
+ * a get also looks at the flows holding workers (at most `workers` of them), and forgetting idle
+ * flows is amortised O(1) (a sweep each time their number doubles). Nothing else walks the
+ * queued keys or the waiting flows: each priority keeps its keys in FIFOs (one per flow, one in
+ * age order, all with O(1) push, head and removal: `KeyFifo`) and its non-empty flows in a heap
+ * ordered by virtual time, then turn.
  */
 import { realClock, type Clock, type TimerHandle } from './clock';
 import { flowOf } from './flow';
@@ -85,6 +105,27 @@ export interface WorkQueueOptions {
    * priority whose oldest key is oldest (plain FIFO when there is one flow). @default 9
    */
   readonly starvationLimit?: number;
+  /**
+   * Workers taking keys from this queue (the controller's `maxConcurrentReconciles`): the seats
+   * the flows share. @default 1
+   */
+  readonly workers?: number;
+  /**
+   * The largest fraction of `workers` one flow may ever hold, borrowed workers included (at
+   * least one). Below 1 it keeps workers free for flows that arrive later even while one flow is
+   * alone (0.75 with 8 workers: a lone flow holds 6 and a newcomer's key is taken at once), at
+   * the cost of idle workers. @default 1: a lone flow may use every worker
+   */
+  readonly maxFlowShare?: number;
+}
+
+/**
+ * The most of `slots` one flow may hold while another flow waits: an equal share among
+ * `activeFlows` (rounded up), at most `maxShare` of the slots, and never less than one. Shared
+ * by the work queue (workers) and the drift scan (scan slots).
+ */
+export function flowShare(slots: number, activeFlows: number, maxShare = 1): number {
+  return Math.max(1, Math.min(Math.ceil(slots / Math.max(1, activeFlows)), Math.floor(slots * maxShare)));
 }
 
 /** How to add a key; see `WorkQueue.addWithOptions`. */
@@ -122,6 +163,30 @@ interface Entry {
   seq: number;
 }
 
+/** What the queue knows of one flow: the keys it has waiting and in flight, and what it was charged. */
+interface FlowState {
+  /** Its keys ready for a worker, over all priorities. */
+  ready: number;
+  /** Its keys held by workers. */
+  inFlight: number;
+  /** Virtual time: ms of worker time charged to it, on the queue's virtual clock. */
+  vt: number;
+  /** Moving average of the ms its keys were held; undefined before the first `done`. */
+  estimateMs: number | undefined;
+}
+
+/** A key held by a worker. */
+interface Held {
+  readonly flow: string;
+  /** When `get` handed it out. */
+  readonly since: number;
+  /** Ms charged to its flow at the hand-out, corrected at `done`. */
+  readonly charged: number;
+}
+
+/** Weight of the latest hold time in a flow's moving average: a few keys show a change of pace. */
+const ESTIMATE_WEIGHT = 0.25;
+
 /** The controller's queue: priorities, dedup, no concurrent processing of a key, delays and backoff. */
 export class WorkQueue implements UnfinishedWorkProbe {
   readonly name: string;
@@ -129,6 +194,10 @@ export class WorkQueue implements UnfinishedWorkProbe {
   private readonly limiter: RateLimiter;
   private readonly metrics: WorkQueueMetrics;
   private readonly starvationLimit: number;
+  private readonly workers: number;
+  private readonly maxFlowShare: number;
+  /** Workers no flow may pass, borrowing included (`maxFlowShare`); Infinity when it is 1. */
+  private readonly ceiling: number;
 
   /** Every key that needs processing: waiting for its delay, ready, or parked while in flight. */
   private readonly entries = new Map<string, Entry>();
@@ -138,8 +207,20 @@ export class WorkQueue implements UnfinishedWorkProbe {
   private priorities: number[] = [];
   /** Number of keys across all buckets. */
   private ready = 0;
-  /** Keys held by a worker, with the time `get` handed them out. */
-  private readonly processing = new Map<string, number>();
+  /** Keys held by a worker. */
+  private readonly processing = new Map<string, Held>();
+  /** Flows with keys ready or in flight, and idle flows charged ahead of `virtualNow`. */
+  private readonly flows = new Map<string, FlowState>();
+  /** Flows with keys in flight: the only ones that can be at their cap (at most `workers`). */
+  private readonly busy = new Map<string, FlowState>();
+  /** Flows with keys ready or in flight. */
+  private activeFlows = 0;
+  /** Virtual time of the latest hand-out (its flow's charge before it): where an idle flow restarts. */
+  private virtualNow = 0;
+  /** Average hold time over all flows: the first charge of a flow with no history. */
+  private estimateMs = 0;
+  /** Size of `flows` past which idle flows without debt are swept out. */
+  private sweepAt = 64;
   private seq = 0;
   /** Hand-outs in a row that passed over a ready lower-priority key. */
   private passedOver = 0;
@@ -157,6 +238,11 @@ export class WorkQueue implements UnfinishedWorkProbe {
     if (!Number.isInteger(this.starvationLimit) || this.starvationLimit < 0) {
       throw new RangeError(`starvationLimit must be a non-negative integer, got ${this.starvationLimit}`);
     }
+    this.workers = opts.workers ?? 1;
+    if (!Number.isInteger(this.workers) || this.workers < 1) throw new RangeError(`workers must be a positive integer, got ${this.workers}`);
+    this.maxFlowShare = opts.maxFlowShare ?? 1;
+    if (!(this.maxFlowShare > 0 && this.maxFlowShare <= 1)) throw new RangeError(`maxFlowShare must be in (0, 1], got ${this.maxFlowShare}`);
+    this.ceiling = this.maxFlowShare < 1 ? Math.max(1, Math.floor(this.workers * this.maxFlowShare)) : Infinity;
   }
 
   /** Marks `key` as needing processing at `Priority.Normal`; see `addWithOptions`. */
@@ -241,12 +327,24 @@ export class WorkQueue implements UnfinishedWorkProbe {
 
   /** Ends the processing of `key`; if it was re-added meanwhile it is queued again now. */
   done(key: string): void {
-    const started = this.processing.get(key);
-    if (started === undefined) return;
+    const held = this.processing.get(key);
+    if (held === undefined) return;
     this.processing.delete(key);
-    this.metrics.observeWorkDuration((this.clock.now() - started) / 1000);
+    const heldMs = Math.max(0, this.clock.now() - held.since);
+    this.metrics.observeWorkDuration(heldMs / 1000);
+    const flow = this.flows.get(held.flow);
+    if (flow) {
+      flow.inFlight--;
+      if (flow.inFlight === 0) this.busy.delete(held.flow);
+      // The real time held replaces the estimate charged at the hand-out.
+      this.charge(held.flow, flow, heldMs - held.charged);
+      flow.estimateMs = flow.estimateMs === undefined ? heldMs : flow.estimateMs + (heldMs - flow.estimateMs) * ESTIMATE_WEIGHT;
+      this.estimateMs += (heldMs - this.estimateMs) * ESTIMATE_WEIGHT;
+    }
     const entry = this.entries.get(key);
     if (entry && !entry.delay && !this.shuttingDown) this.enqueue(key, entry);
+    else if (this.ready > 0 && this.ceiling !== Infinity) this.getters.shift()?.(); // a flow came below the ceiling
+    if (flow && flow.ready === 0 && flow.inFlight === 0) this.becomeIdle(held.flow, flow);
     if (this.processing.size === 0) this.releaseDrainWaiters();
   }
 
@@ -282,6 +380,9 @@ export class WorkQueue implements UnfinishedWorkProbe {
     this.buckets.clear();
     this.priorities = [];
     this.ready = 0;
+    this.flows.clear();
+    this.busy.clear();
+    this.activeFlows = 0;
     this.metrics.setDepth(0);
     for (const wake of this.getters.splice(0)) wake();
   }
@@ -296,14 +397,14 @@ export class WorkQueue implements UnfinishedWorkProbe {
   unfinishedWorkSeconds(): number {
     const now = this.clock.now();
     let total = 0;
-    for (const started of this.processing.values()) total += now - started;
+    for (const held of this.processing.values()) total += now - held.since;
     return total / 1000;
   }
 
   longestRunningProcessorSeconds(): number {
     const now = this.clock.now();
     let longest = 0;
-    for (const started of this.processing.values()) longest = Math.max(longest, now - started);
+    for (const held of this.processing.values()) longest = Math.max(longest, now - held.since);
     return longest / 1000;
   }
 
@@ -326,14 +427,33 @@ export class WorkQueue implements UnfinishedWorkProbe {
     const queued = this.buckets.get(entry.priority)?.has(key) ?? false;
     if (queued) this.removeFromBucket(key, entry.priority);
     entry.priority = priority;
-    // To the back of its new bucket: among equals it is as new as the add that raised it.
-    if (queued) this.enqueue(key, entry);
+    // To the back of its new bucket: among equals it is as new as the add that raised it. Its
+    // flow stays ready throughout, so it keeps its charge.
+    if (queued) this.place(key, entry);
   }
 
+  /** Queues a key that was not ready: its flow may become active. */
   private enqueue(key: string, entry: Entry): void {
+    const name = flowOf(key);
+    let flow = this.flows.get(name);
+    if (!flow) {
+      flow = { ready: 0, inFlight: 0, vt: this.virtualNow, estimateMs: undefined };
+      this.flows.set(name, flow);
+    }
+    if (flow.ready === 0 && flow.inFlight === 0) {
+      this.activeFlows++;
+      // Idleness earns no credit; a debt stays.
+      flow.vt = Math.max(flow.vt, this.virtualNow);
+    }
+    flow.ready++;
+    this.place(key, entry);
+  }
+
+  /** Puts a key in the level of its priority and wakes a waiting worker. */
+  private place(key: string, entry: Entry): void {
     let bucket = this.buckets.get(entry.priority);
     if (!bucket) {
-      bucket = new FairLevel();
+      bucket = new FairLevel(this.vtOf);
       this.buckets.set(entry.priority, bucket);
       this.priorities.push(entry.priority);
       this.priorities.sort((a, b) => b - a);
@@ -362,37 +482,100 @@ export class WorkQueue implements UnfinishedWorkProbe {
     }
   }
 
-  /** Hands out the next key by the rule in the file comment, or undefined when none is ready. */
+  /** Hands out the next key by the rules in the file comment, or undefined when none is ready. */
   private take(): QueueItem | undefined {
-    const top = this.priorities[0];
-    if (top === undefined) return undefined;
-    let priority = top;
-    if (this.priorities.length === 1) {
+    if (this.priorities.length === 0) return undefined;
+    let capped = this.cappedFlows(flowShare(this.workers, this.activeFlows, this.maxFlowShare));
+    let levels = this.priorities;
+    if (capped) {
+      levels = this.openLevels(capped);
+      // Work-conserving: when only capped flows wait, a free worker still takes their key, up to
+      // the ceiling; past it the worker waits for a key it may take (done() or an add wakes it).
+      if (levels.length === 0) {
+        capped = this.cappedFlows(this.ceiling);
+        levels = capped ? this.openLevels(capped) : this.priorities;
+        if (levels.length === 0) return undefined;
+      }
+    }
+    let priority = levels[0] ?? Priority.Normal;
+    if (levels.length === 1) {
       this.passedOver = 0;
     } else if (this.passedOver < this.starvationLimit) {
       this.passedOver++;
     } else {
-      priority = this.oldestBucket();
+      priority = this.oldestBucket(levels);
       this.passedOver = 0;
     }
     const bucket = this.buckets.get(priority);
-    const key = bucket?.shift();
+    const key = bucket?.shift(capped);
     if (bucket === undefined || key === undefined) return undefined;
     this.afterRemoval(bucket, priority);
     const entry = this.entries.get(key);
     this.entries.delete(key);
     const now = this.clock.now();
-    this.processing.set(key, now);
+    const name = flowOf(key);
+    const flow = this.flows.get(name);
+    let charged = 0;
+    if (flow) {
+      flow.ready--;
+      if (flow.inFlight++ === 0) this.busy.set(name, flow);
+      this.virtualNow = Math.max(this.virtualNow, flow.vt);
+      // Charged now for the time its keys usually take, so a flow that starts many slow keys at
+      // once pays for them before the first one ends.
+      charged = flow.estimateMs ?? this.estimateMs;
+      this.charge(name, flow, charged);
+    }
+    this.processing.set(key, { flow: name, since: now, charged });
     this.metrics.setDepth(this.ready);
     if (entry) this.metrics.observeQueueDuration((now - entry.readySince) / 1000);
     return { key, priority };
   }
 
-  /** Priority of the level whose longest-waiting key has been ready longest. */
-  private oldestBucket(): number {
-    let best = this.priorities[0] ?? Priority.Normal;
+  /** Priorities with a ready key of a flow not in `capped`. */
+  private openLevels(capped: ReadonlySet<string>): number[] {
+    return this.priorities.filter((p) => this.buckets.get(p)?.hasFlowOutside(capped));
+  }
+
+  /** Flows holding `cap` workers or more, or undefined when none does (the common case: no walk at all). */
+  private cappedFlows(cap: number): Set<string> | undefined {
+    if (this.busy.size === 0 || cap === Infinity) return undefined;
+    let capped: Set<string> | undefined;
+    for (const [name, flow] of this.busy) {
+      if (flow.inFlight >= cap) (capped ??= new Set()).add(name);
+    }
+    return capped;
+  }
+
+  /** Adds `ms` (negative: a refund) to a flow's virtual time and reorders it wherever it waits. */
+  private charge(name: string, flow: FlowState, ms: number): void {
+    if (ms === 0) return;
+    flow.vt += ms;
+    for (let i = 0; i < this.priorities.length; i++) {
+      const p = this.priorities[i];
+      if (p !== undefined) this.buckets.get(p)?.reorder(name);
+    }
+  }
+
+  /** A flow with nothing ready or in flight: forgotten unless it was charged ahead of the others. */
+  private becomeIdle(name: string, flow: FlowState): void {
+    this.activeFlows--;
+    if (flow.vt <= this.virtualNow) this.flows.delete(name);
+    if (this.flows.size < this.sweepAt) return;
+    // Indebted idle flows are kept; once the others have caught up they go, swept in amortised O(1).
+    for (const [n, f] of this.flows) {
+      if (f.ready === 0 && f.inFlight === 0 && f.vt <= this.virtualNow) this.flows.delete(n);
+    }
+    this.sweepAt = Math.max(64, 2 * this.flows.size);
+  }
+
+  /** Virtual time of a flow, for the levels' ordering. */
+  private readonly vtOf = (name: string): number => this.flows.get(name)?.vt ?? this.virtualNow;
+
+  /** Priority, among `levels`, of the level whose longest-waiting key has been ready longest. */
+  private oldestBucket(levels: readonly number[]): number {
+    let best = levels[0] ?? Priority.Normal;
     let bestSeq = Infinity;
-    for (const p of this.priorities) {
+    for (const p of levels) {
       const oldest = this.buckets.get(p)?.oldest();
       const seq = oldest === undefined ? undefined : this.entries.get(oldest)?.seq;
       if (seq !== undefined && seq < bestSeq) {
@@ -410,18 +593,34 @@ export class WorkQueue implements UnfinishedWorkProbe {
   }
 }
 
+/** A flow waiting in one level: its keys, its turn, and its place in the level's heap. */
+interface LevelFlow {
+  readonly name: string;
+  readonly keys: KeyFifo;
+  /** Higher is later: set when the flow joins the level and each time it is served. */
+  turn: number;
+  /** Index in the heap. */
+  at: number;
+}
+
 /**
- * The ready keys of one priority, served round robin over their flows. Every operation is
- * amortised O(1): `turns` holds each non-empty flow once, next to serve first, so neither a
- * hand-out nor a removal looks at any other flow or key.
+ * The ready keys of one priority, served by their flows' virtual time, then by turns. A binary
+ * heap holds each non-empty flow once, least charged (then longest waiting for its turn) first,
+ * so a hand-out, an add and a removal cost O(log flows) and look at no other key. With equal
+ * charges (keys held no time) the order is round robin: a new or refilled flow joins behind the
+ * flows waiting and a served one goes to the back.
  */
 class FairLevel {
   /** Every key of the level in the order it became ready, for the starvation rule. */
   private readonly byAge = new KeyFifo();
-  /** Keys of each non-empty flow, FIFO. */
-  private readonly flows = new Map<string, KeyFifo>();
-  /** Non-empty flows, the one to serve next first. */
-  private readonly turns = new KeyFifo();
+  /** Non-empty flows by name. */
+  private readonly flows = new Map<string, LevelFlow>();
+  /** Non-empty flows, the one to serve next at the root. */
+  private readonly heap: LevelFlow[] = [];
+  private turns = 0;
+
+  /** @param vtOf the virtual time of a flow, kept by the queue across its levels */
+  constructor(private readonly vtOf: (flow: string) => number) {}
 
   get size(): number {
     return this.byAge.size;
@@ -434,15 +633,16 @@ class FairLevel {
   push(key: string): void {
     if (this.byAge.has(key)) return;
     this.byAge.push(key);
-    const flow = flowOf(key);
-    let keys = this.flows.get(flow);
-    if (!keys) {
-      keys = new KeyFifo();
-      this.flows.set(flow, keys);
-      // A new or refilled flow waits for one turn of every flow already waiting.
-      this.turns.push(flow);
+    const name = flowOf(key);
+    let flow = this.flows.get(name);
+    if (!flow) {
+      // A new or refilled flow waits for one turn of every flow already waiting at its charge.
+      flow = { name, keys: new KeyFifo(), turn: ++this.turns, at: this.heap.length };
+      this.flows.set(name, flow);
+      this.heap.push(flow);
+      this.siftUp(flow.at);
     }
-    keys.push(key);
+    flow.keys.push(key);
   }
 
   /** The key that has been ready longest, whatever its flow. */
@@ -450,17 +650,40 @@ class FairLevel {
     return this.byAge.peek();
   }
 
-  /** Removes and returns the head of the flow whose turn it is; that flow goes to the back. */
-  shift(): string | undefined {
-    const flow = this.turns.peek();
-    if (flow === undefined) return undefined;
-    const key = this.flows.get(flow)?.peek();
-    if (key === undefined) return undefined;
-    this.delete(key);
-    // Still waiting: to the back of the turns (delete kept it at the front).
-    if (this.flows.has(flow)) {
-      this.turns.delete(flow);
-      this.turns.push(flow);
+  /** True when a flow not in `capped` has a key here (`capped` holds at most `workers` flows). */
+  hasFlowOutside(capped: ReadonlySet<string>): boolean {
+    let inside = 0;
+    for (const name of capped) if (this.flows.has(name)) inside++;
+    return this.flows.size > inside;
+  }
+
+  /**
+   * Removes and returns the head of the first flow in order that is not in `capped`; that flow
+   * goes to the back of its equals. Capped flows passed over keep their place.
+   */
+  shift(capped?: ReadonlySet<string>): string | undefined {
+    let chosen: LevelFlow | undefined;
+    const passed: LevelFlow[] = [];
+    while (this.heap.length > 0) {
+      const top = this.heap[0] as LevelFlow;
+      if (!capped?.has(top.name)) {
+        chosen = top;
+        break;
+      }
+      this.removeAt(0);
+      passed.push(top);
+    }
+    for (let i = 0; i < passed.length; i++) this.insert(passed[i] as LevelFlow);
+    const key = chosen?.keys.peek();
+    if (chosen === undefined || key === undefined) return undefined;
+    this.byAge.delete(key);
+    chosen.keys.delete(key);
+    if (chosen.keys.size === 0) {
+      this.flows.delete(chosen.name);
+      this.removeAt(chosen.at);
+    } else {
+      chosen.turn = ++this.turns;
+      this.siftDown(chosen.at);
     }
     return key;
   }
@@ -468,14 +691,79 @@ class FairLevel {
   /** Removes `key` from wherever it waits; its flow keeps its turn unless it emptied. */
   delete(key: string): boolean {
     if (!this.byAge.delete(key)) return false;
-    const flow = flowOf(key);
-    const keys = this.flows.get(flow);
-    keys?.delete(key);
-    if (keys && keys.size === 0) {
-      this.flows.delete(flow);
-      this.turns.delete(flow);
+    const flow = this.flows.get(flowOf(key));
+    if (!flow) return true;
+    flow.keys.delete(key);
+    if (flow.keys.size === 0) {
+      this.flows.delete(flow.name);
+      this.removeAt(flow.at);
     }
     return true;
+  }
+
+  /** Restores the order after the virtual time of `name` changed. */
+  reorder(name: string): void {
+    const flow = this.flows.get(name);
+    if (!flow) return;
+    this.siftUp(flow.at);
+    this.siftDown(flow.at);
+  }
+
+  private before(a: LevelFlow, b: LevelFlow): boolean {
+    const va = this.vtOf(a.name);
+    const vb = this.vtOf(b.name);
+    return va < vb || (va === vb && a.turn < b.turn);
+  }
+
+  private insert(flow: LevelFlow): void {
+    flow.at = this.heap.length;
+    this.heap.push(flow);
+    this.siftUp(flow.at);
+  }
+
+  private removeAt(i: number): void {
+    const last = this.heap.pop();
+    if (last === undefined || i >= this.heap.length) return;
+    this.heap[i] = last;
+    last.at = i;
+    this.siftUp(i);
+    this.siftDown(last.at);
+  }
+
+  private siftUp(i: number): void {
+    const heap = this.heap;
+    const flow = heap[i];
+    if (flow === undefined) return;
+    while (i > 0) {
+      const parentAt = (i - 1) >> 1;
+      const parent = heap[parentAt] as LevelFlow;
+      if (!this.before(flow, parent)) break;
+      heap[i] = parent;
+      parent.at = i;
+      i = parentAt;
+    }
+    heap[i] = flow;
+    flow.at = i;
+  }
+
+  private siftDown(i: number): void {
+    const heap = this.heap;
+    const flow = heap[i];
+    if (flow === undefined) return;
+    for (;;) {
+      const left = 2 * i + 1;
+      if (left >= heap.length) break;
+      const right = left + 1;
+      const l = heap[left] as LevelFlow;
+      const r = heap[right];
+      const child = r !== undefined && this.before(r, l) ? r : l;
+      if (!this.before(child, flow)) break;
+      heap[i] = child;
+      child.at = i;
+      i = child === l ? left : right;
+    }
+    heap[i] = flow;
+    flow.at = i;
   }
 }
 

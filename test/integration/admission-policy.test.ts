@@ -6,6 +6,12 @@
  * objects a StorageBucket controls, built by the operator's own desiredSecret/desiredService),
  * and other users are not affected. test/unit/infra/admission-policy.test.ts evaluates the same
  * rules with cel-go against a longer table.
+ *
+ * The provenance policy is checked the other way round: a namespace editor (a ServiceAccount
+ * bound to the `edit` ClusterRole) may not add or change the annotations that record which
+ * provider bucket the operator created, nor write a StorageBucket's status, while the operator
+ * may (test/unit/infra/provenance-policy.test.ts has the longer table). Last, the CRD half of the
+ * endpoint hardening: a BucketProviderConfig whose endpoint carries `user:pass@` is refused.
  */
 import { expect } from 'chai';
 import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
@@ -16,12 +22,17 @@ import { loadKubeconfig } from '../../operator/runtime/kubeconfig';
 import { synthDist } from '../../infra/app';
 import {
   BUCKET_NAME_LABEL,
+  CREATE_TARGET_ANNOTATION,
   CREDENTIALS_SECRET_LABEL,
   CREDENTIALS_SECRET_TYPE,
+  ENDPOINT_USERINFO_RULE,
+  IDEMPOTENCY_KEY_ANNOTATION,
   MANAGED_BY_LABEL,
   MANAGED_BY_VALUE,
+  PAUSED_ANNOTATION,
   type StorageBucket,
 } from '../../operator/api/v1';
+import { provenancePolicyName } from '../../infra/admission-policy';
 import { SECRET, SERVICE, STORAGE_BUCKET } from '../../operator/bucket/kinds';
 import { desiredSecret, desiredService, ownerRef } from '../../operator/bucket/owned';
 import { OPERATOR_NAME } from '../../operator/operator';
@@ -41,6 +52,7 @@ const OPERATOR_NS = 'bucketoperator-system';
 const OPERATOR_SA = 'bucketoperator-controller-manager';
 const OPERATOR_USER = `system:serviceaccount:${OPERATOR_NS}:${OPERATOR_SA}`;
 const POLICY = `bucketoperator-least-privilege.${OPERATOR_NS}`;
+const PROVENANCE_POLICY = provenancePolicyName(OPERATOR_NS);
 const MANAGED = { [MANAGED_BY_LABEL]: MANAGED_BY_VALUE };
 const CREDENTIALS = { [CREDENTIALS_SECRET_LABEL]: CREDENTIALS_SECRET_TYPE };
 
@@ -70,12 +82,19 @@ async function refusedByPolicy(request: Promise<unknown>, why: RegExp, policy = 
 }
 
 /**
- * A StorageBucket in `ns` that owns the objects the operator is made to write here (paused: no
- * operator runs in this file, and none should act on it if one did).
+ * A StorageBucket `name` in `ns` that owns the objects the operator is made to write here
+ * (paused: no operator runs in this file, and none should act on it if one did). The policy
+ * lets the operator name them only `<name>-access` (Secret) and `<name>` (Service).
  */
-async function ownerBucket(cp: ControlPlane, admin: KubeClient, ns: string): Promise<StorageBucket> {
-  await apply(cp, bucketManifest(ns, 'owner', {}, { 'storage.avalonhosting.example/paused': 'true' }));
-  return admin.get<StorageBucket>(STORAGE_BUCKET, ns, 'owner');
+async function ownerBucket(
+  cp: ControlPlane,
+  admin: KubeClient,
+  ns: string,
+  name = 'owner',
+  annotations: Record<string, string> = {},
+): Promise<StorageBucket> {
+  await apply(cp, bucketManifest(ns, name, {}, { [PAUSED_ANNOTATION]: 'true', ...annotations }));
+  return admin.get<StorageBucket>(STORAGE_BUCKET, ns, name);
 }
 
 /** `obj` as the operator makes its objects: controlled by `bucket`, with the operator's labels. */
@@ -112,6 +131,11 @@ describe('admission policy confining the operator (real control plane)', functio
   let bucket: StorageBucket;
   /** `obj` controlled by `bucket`, labelled as the operator labels its objects. */
   const owned = <T extends V1Secret | V1Service>(obj: T): T => ownedBy(bucket, obj);
+  /** The Secret `<name>-access` controlled by a (new) StorageBucket `name`, as the operator names it. */
+  const ownSecret = async (name: string, extra: Parameters<typeof secret>[2] = {}): Promise<V1Secret> =>
+    ownedBy(await ownerBucket(cp, admin, ns, name), secret(ns, `${name}-access`, extra));
+  /** The ExternalName Service `<name>` controlled by a (new) StorageBucket `name`. */
+  const ownService = async (name: string): Promise<V1Service> => ownedBy(await ownerBucket(cp, admin, ns, name), service(ns, name, 'ExternalName'));
   /** The credential Secret a BucketProviderConfig would reference: not the operator's. */
   const creds = 'provider-credentials';
   /** A Secret a config could name that did not opt in as credentials. */
@@ -178,9 +202,34 @@ describe('admission policy confining the operator (real control plane)', functio
     }
 
     it('turning its own ExternalName Service into another type', async () => {
-      await op.create(SERVICE, owned(service(ns, 'own-retype', 'ExternalName')));
+      await op.create(SERVICE, await ownService('retype'));
       const toClusterIp = { spec: { type: 'ClusterIP', externalName: null, ports: [{ name: 'https', port: 443, protocol: 'TCP' }] } };
-      await refusedByPolicy(op.patch(SERVICE, ns, 'own-retype', toClusterIp, 'merge'), /its type is ClusterIP, only ExternalName is allowed/);
+      await refusedByPolicy(op.patch(SERVICE, ns, 'retype', toClusterIp, 'merge'), /its type is ClusterIP, only ExternalName is allowed/);
+    });
+
+    it('a Secret or Service not named after the StorageBucket that controls it', async () => {
+      // Everything else as the operator writes it: only the name is wrong.
+      await refusedByPolicy(
+        op.create(SECRET, owned(secret(ns, 'stolen'))),
+        new RegExp(`may not write secrets ${ns}/stolen: its name must be owner-access, after the StorageBucket that controls it`),
+      );
+      await refusedByPolicy(
+        op.create(SERVICE, owned(service(ns, 'kubernetes', 'ExternalName'))),
+        new RegExp(`may not write services ${ns}/kubernetes: its name must be owner, after the StorageBucket that controls it`),
+      );
+      // A generated name is judged as the API server generated it.
+      const generated: V1Secret = { ...secret(ns, 'unused'), metadata: { namespace: ns, generateName: 'owner-access-' } };
+      await refusedByPolicy(op.create(SECRET, owned(generated)), /its name must be owner-access/);
+    });
+
+    it('an ExternalName Service pointing at an IP address, in any spelling', async () => {
+      const svc = await ownService('ip-target');
+      for (const externalName of ['169.254.169.254', '2852039166', '0xa9fea9fe']) {
+        await refusedByPolicy(
+          op.create(SERVICE, { ...svc, spec: { ...svc.spec, externalName } }),
+          new RegExp(`its externalName ${externalName.replace(/\./g, '\\.')} is an IP address, not a host name`),
+        );
+      }
     });
 
     const credsChanges: Record<string, { patch: unknown; why: RegExp }> = {
@@ -243,9 +292,9 @@ describe('admission policy confining the operator (real control plane)', functio
     });
 
     it('removing the managed-by label from its own Secret', async () => {
-      await op.create(SECRET, owned(secret(ns, 'own-relabel')));
+      await op.create(SECRET, await ownSecret('relabel'));
       await refusedByPolicy(
-        op.patch(SECRET, ns, 'own-relabel', { metadata: { labels: { [MANAGED_BY_LABEL]: null } } }, 'merge'),
+        op.patch(SECRET, ns, 'relabel-access', { metadata: { labels: { [MANAGED_BY_LABEL]: null } } }, 'merge'),
         /the change removes the label/,
       );
     });
@@ -275,9 +324,9 @@ describe('admission policy confining the operator (real control plane)', functio
     });
 
     it('adding a label of its own choosing to a Secret it controls', async () => {
-      await op.create(SECRET, owned(secret(ns, 'own-argo')));
+      await op.create(SECRET, await ownSecret('argo'));
       await refusedByPolicy(
-        op.patch(SECRET, ns, 'own-argo', { metadata: { labels: { 'argocd.argoproj.io/secret-type': 'cluster' } } }, 'merge'),
+        op.patch(SECRET, ns, 'argo-access', { metadata: { labels: { 'argocd.argoproj.io/secret-type': 'cluster' } } }, 'merge'),
         /the change adds, changes or removes a label other than/,
       );
     });
@@ -328,14 +377,14 @@ describe('admission policy confining the operator (real control plane)', functio
 
   describe('allows the operator', () => {
     it('to create and change Opaque Secrets a StorageBucket controls, by POST, PATCH and server-side apply', async () => {
-      await op.create(SECRET, owned(secret(ns, 'alpha-access', { type: 'Opaque' })));
+      await op.create(SECRET, await ownSecret('alpha', { type: 'Opaque' }));
       // Without a type the API server defaults it to Opaque before admission.
-      await op.create(SECRET, owned(secret(ns, 'beta-access')));
+      await op.create(SECRET, await ownSecret('beta'));
       await op.patch(SECRET, ns, 'alpha-access', { data: { key: b64('rotated') } }, 'merge');
       await applyObject(
         op,
         SECRET,
-        { apiVersion: 'v1', kind: 'Secret', ...owned(secret(ns, 'gamma-access', { type: 'Opaque' })) },
+        { apiVersion: 'v1', kind: 'Secret', ...(await ownSecret('gamma', { type: 'Opaque' })) },
         { fieldManager: OPERATOR_NAME },
       );
       const stored = await admin.get<V1Secret>(SECRET, ns, 'alpha-access');
@@ -344,7 +393,7 @@ describe('admission policy confining the operator (real control plane)', functio
     });
 
     it('to create and change ExternalName Services a StorageBucket controls', async () => {
-      await op.create(SERVICE, owned(service(ns, 'alpha', 'ExternalName')));
+      await op.create(SERVICE, await ownService('alpha'));
       await op.patch(SERVICE, ns, 'alpha', { spec: { externalName: 'moved.storage.example' } }, 'merge');
       const stored = await admin.get<V1Service>(SERVICE, ns, 'alpha');
       expect(stored.spec?.externalName).to.equal('moved.storage.example');
@@ -402,6 +451,172 @@ describe('admission policy confining the operator (real control plane)', functio
       const released = await removeFinalizer(op, SECRET, held, SECRET_IN_USE_FINALIZER);
       expect(released.metadata?.finalizers ?? []).to.deep.equal([]);
       expect(released.data).to.deep.equal(read.data);
+    });
+  });
+
+  describe('keeps the provenance of StorageBuckets to the operator', () => {
+    const KEY = IDEMPOTENCY_KEY_ANNOTATION;
+    const TARGET = CREATE_TARGET_ANNOTATION;
+    /**
+     * A namespace editor: a ServiceAccount of the namespace bound to `edit` and to the
+     * `bucketoperator-editor` ClusterRole dist/ aggregates into it (this control plane runs no
+     * aggregation controller, so the binding gives it what aggregation would).
+     */
+    let editor: KubeClient;
+    const editorUser = () => `system:serviceaccount:${ns}:editor`;
+    /** A bucket the operator created a provider bucket for: its key, its create target and its status. */
+    const provenanced = async (name: string): Promise<StorageBucket> => {
+      const b = await ownerBucket(cp, admin, ns, name, { [KEY]: `key-${name}`, [TARGET]: `uid-${name} account https://storage.example` });
+      return op
+        .patchStatus<StorageBucket>(STORAGE_BUCKET, ns, name, { status: { id: `id-${name}`, idempotencyKey: `key-${name}` } }, 'merge')
+        .then(() => b);
+    };
+    const annotationsOf = async (name: string) => (await admin.get<StorageBucket>(STORAGE_BUCKET, ns, name)).metadata.annotations ?? {};
+    const annotate = (client: KubeClient, name: string, annotations: Record<string, string | null>) =>
+      client.patch(STORAGE_BUCKET, ns, name, { metadata: { annotations } }, 'merge');
+
+    before(async () => {
+      await kubectlOk(cp, ['create', 'serviceaccount', 'editor', '-n', ns]);
+      for (const role of ['edit', 'bucketoperator-editor']) {
+        await kubectlOk(cp, ['create', 'rolebinding', `editor-${role}`, '-n', ns, `--clusterrole=${role}`, `--serviceaccount=${ns}:editor`]);
+      }
+      await eventually(async () => (await canI(cp, 'patch', 'storagebuckets.storage.avalonhosting.example', ns, editorUser())) === 'yes', {
+        description: 'RBAC to allow a namespace editor to patch StorageBuckets',
+        timeoutMs: 30_000,
+        intervalMs: 200,
+      });
+      editor = clientFor(await cp.serviceAccountKubeconfig(ns, 'editor'));
+    });
+    after(() => editor?.close());
+
+    it("refuses a namespace editor a change of the idempotency key, with the annotation's name and the rule", async () => {
+      await provenanced('prov-key');
+      await refusedByPolicy(
+        annotate(editor, 'prov-key', { [KEY]: 'key-of-another-object' }),
+        new RegExp(
+          `only the bucket operator may add or change storage\\.avalonhosting\\.example/idempotency-key on storagebuckets ${ns}/prov-key: ` +
+            'the operator records there which provider bucket it created; removing the annotation is allowed',
+        ),
+        PROVENANCE_POLICY,
+      );
+      expect((await annotationsOf('prov-key'))[KEY]).to.equal('key-prov-key');
+    });
+
+    it('refuses a namespace editor adding a key or a create target copied from another object', async () => {
+      await ownerBucket(cp, admin, ns, 'prov-bare');
+      await refusedByPolicy(
+        annotate(editor, 'prov-bare', { [KEY]: 'key-prov-key' }),
+        /may add or change storage\.avalonhosting\.example\/idempotency-key on/,
+        PROVENANCE_POLICY,
+      );
+      await refusedByPolicy(
+        annotate(editor, 'prov-bare', { [TARGET]: 'uid-prov-key account https://storage.example' }),
+        /may add or change storage\.avalonhosting\.example\/create-target on/,
+        PROVENANCE_POLICY,
+      );
+    });
+
+    it('lets a namespace editor remove the key and the create target, and change other annotations beside them', async () => {
+      await provenanced('prov-remove');
+      await annotate(editor, 'prov-remove', { 'example.com/note': 'mine' });
+      await annotate(editor, 'prov-remove', { [TARGET]: null });
+      expect(await annotationsOf('prov-remove')).to.not.have.property(TARGET);
+      await annotate(editor, 'prov-remove', { [KEY]: null });
+      const left = await annotationsOf('prov-remove');
+      expect(left).to.not.have.property(KEY);
+      expect(left['example.com/note']).to.equal('mine');
+    });
+
+    it('lets a namespace editor create a StorageBucket that carries copied provenance annotations (the operator checks the uid)', async () => {
+      await editor.create(
+        STORAGE_BUCKET,
+        bucketManifest(ns, 'prov-copy', {}, { [PAUSED_ANNOTATION]: 'true', [KEY]: 'key-prov-key' }) as unknown as StorageBucket,
+      );
+      expect((await annotationsOf('prov-copy'))[KEY]).to.equal('key-prov-key');
+    });
+
+    it("refuses status writes by anyone but the operator, a namespace editor's and the cluster admin's alike", async () => {
+      await provenanced('prov-status');
+      const forged = { status: { id: 'id-of-another-object', idempotencyKey: 'key-prov-key' } };
+      // `edit` grants only get on status, so RBAC refuses the editor first; the policy is what
+      // refuses a user whose role is broader: the admin here.
+      const err = await refusal(editor.patchStatus(STORAGE_BUCKET, ns, 'prov-status', forged, 'merge'));
+      expect(err.status, err.message).to.equal(403);
+      await refusedByPolicy(
+        admin.patchStatus(STORAGE_BUCKET, ns, 'prov-status', forged, 'merge'),
+        new RegExp(
+          `only the bucket operator may write the status of storagebuckets ${ns}/prov-status: status\\.id and status\\.idempotencyKey are its record of what it created`,
+        ),
+        PROVENANCE_POLICY,
+      );
+      await refusedByPolicy(
+        annotate(admin, 'prov-status', { [KEY]: 'key-of-another-object' }),
+        /may add or change storage\.avalonhosting\.example\/idempotency-key on/,
+        PROVENANCE_POLICY,
+      );
+      expect((await admin.get<StorageBucket>(STORAGE_BUCKET, ns, 'prov-status')).status?.id).to.equal('id-prov-status');
+    });
+
+    it("refuses a namespace editor's status write where RBAC would allow it", async () => {
+      await provenanced('prov-status-rbac');
+      await kubectlOk(cp, [
+        'create',
+        'role',
+        'status-writer',
+        '-n',
+        ns,
+        '--verb=patch,update',
+        '--resource=storagebuckets.storage.avalonhosting.example/status',
+      ]);
+      await kubectlOk(cp, ['create', 'rolebinding', 'status-writer', '-n', ns, '--role=status-writer', `--serviceaccount=${ns}:editor`]);
+      await eventually(
+        async () =>
+          (
+            await cp.kubectl([
+              'auth',
+              'can-i',
+              'patch',
+              'storagebuckets.storage.avalonhosting.example',
+              '--subresource=status',
+              `--as=${editorUser()}`,
+              '-n',
+              ns,
+            ])
+          ).stdout.trim() === 'yes',
+        { description: 'RBAC to allow the editor to patch StorageBucket status', timeoutMs: 30_000, intervalMs: 200 },
+      );
+      await refusedByPolicy(
+        editor.patchStatus(STORAGE_BUCKET, ns, 'prov-status-rbac', { status: { id: 'id-of-another-object' } }, 'merge'),
+        new RegExp(`only the bucket operator may write the status of storagebuckets ${ns}/prov-status-rbac`),
+        PROVENANCE_POLICY,
+      );
+    });
+
+    it("lets the operator's token set the key and the create target and write the status", async () => {
+      await provenanced('prov-operator');
+      await annotate(op, 'prov-operator', { [KEY]: 'key-minted-anew', [TARGET]: 'uid-prov-operator account https://elsewhere.example' });
+      await op.patchStatus(STORAGE_BUCKET, ns, 'prov-operator', { status: { idempotencyKey: 'key-minted-anew' } }, 'merge');
+      const live = await admin.get<StorageBucket>(STORAGE_BUCKET, ns, 'prov-operator');
+      expect(live.metadata.annotations?.[KEY]).to.equal('key-minted-anew');
+      expect(live.metadata.annotations?.[TARGET]).to.equal('uid-prov-operator account https://elsewhere.example');
+      expect(live.status?.idempotencyKey).to.equal('key-minted-anew');
+    });
+  });
+
+  describe('BucketProviderConfig endpoint with credentials (the CRD, as any user writes it)', () => {
+    it('is refused with the rule that says why, and never stored', async () => {
+      const config = (endpoint: string) => ({
+        apiVersion: 'storage.avalonhosting.example/v1',
+        kind: 'BucketProviderConfig',
+        metadata: { name: 'with-userinfo', namespace: ns },
+        spec: { endpoint, secretRef: { name: creds } },
+      });
+      const res = await cp.kubectl(['apply', '-f', '-'], { input: JSON.stringify(config('https://admin:hunter2@storage.example.com')) });
+      expect(res.code, res.stdout).to.not.equal(0);
+      expect(res.stderr).to.include(ENDPOINT_USERINFO_RULE.message);
+      expect((await cp.kubectl(['get', 'bpc', 'with-userinfo', '-n', ns])).code).to.not.equal(0);
+      // An @ in the path is no userinfo.
+      await kubectlOk(cp, ['apply', '-f', '-'], JSON.stringify(config('https://storage.example.com/team@a')));
     });
   });
 
@@ -471,7 +686,7 @@ describe('admission policy confining the operator (real control plane)', functio
 
     it("confines that install's ServiceAccount in the watched namespace", async () => {
       await refusedByPolicy(nsOp.create(SECRET, secret(watched, 'unlabelled')), /it lacks the label/, policy);
-      await nsOp.create(SECRET, ownedBy(watchedBucket, secret(watched, 'labelled')));
+      await nsOp.create(SECRET, ownedBy(watchedBucket, secret(watched, 'owner-access')));
     });
 
     it('leaves other namespaces to RBAC, which refuses first', async () => {

@@ -10,7 +10,7 @@ import { isBuiltin } from 'node:module';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
 import { LOCAL_ONLY_FLAGS } from '../support/deployment-invocation';
-import { buildImage, imageList, readImageEnv } from '../support/image';
+import { buildImage, imageList, operatorNode, readImageEnv } from '../support/image';
 import { operatorInvocation } from '../support/operator-process';
 
 const run = promisify(execFile);
@@ -48,7 +48,7 @@ describe('the image build (scripts/build-image.sh)', function () {
   });
 
   it('refuses --log-format pretty with one clear line and exit code 2 (pino-pretty is a dev dependency)', async () => {
-    const err = await run(process.execPath, [join(dir, 'operator', 'main.js'), '--log-format', 'pretty'], { cwd: dir, env: {} }).then(
+    const err = await run(operatorNode(), [join(dir, 'operator', 'main.js'), '--log-format', 'pretty'], { cwd: dir, env: {} }).then(
       () => undefined,
       (e: unknown) => e as { code?: number; stderr?: string },
     );

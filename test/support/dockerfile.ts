@@ -16,6 +16,8 @@ export interface Stage {
   /** The `AS` name; the stage's index when unnamed. */
   readonly name: string;
   readonly base: string;
+  /** `FROM --platform=...`; undefined: the platform being built for. */
+  readonly platform?: string;
   readonly instructions: readonly Instruction[];
 }
 
@@ -40,7 +42,7 @@ const KNOWN = new Set(['FROM', 'WORKDIR', 'COPY', 'RUN', 'ENV', 'USER', 'EXPOSE'
 
 /** Splits a Dockerfile into stages. */
 export function parseDockerfile(text: string): Stage[] {
-  const stages: { name: string; base: string; instructions: Instruction[] }[] = [];
+  const stages: { name: string; base: string; platform?: string; instructions: Instruction[] }[] = [];
   let pending = '';
   for (const raw of text.split('\n')) {
     const line = raw.trim();
@@ -58,9 +60,9 @@ export function parseDockerfile(text: string): Stage[] {
     const args = (m?.[2] ?? '').trim();
     if (!KNOWN.has(keyword)) throw new Error(`Dockerfile: unsupported instruction "${keyword}"`);
     if (keyword === 'FROM') {
-      const from = /^(\S+)(?:\s+AS\s+(\S+))?$/i.exec(args);
-      if (!from?.[1]) throw new Error(`Dockerfile: cannot read "FROM ${args}"`);
-      stages.push({ name: from[2] ?? String(stages.length), base: from[1], instructions: [] });
+      const from = /^(?:--platform=(\S+)\s+)?(\S+)(?:\s+AS\s+(\S+))?$/i.exec(args);
+      if (!from?.[2]) throw new Error(`Dockerfile: cannot read "FROM ${args}"`);
+      stages.push({ name: from[3] ?? String(stages.length), base: from[2], ...(from[1] ? { platform: from[1] } : {}), instructions: [] });
       continue;
     }
     const stage = stages.at(-1);

@@ -1,12 +1,14 @@
 /**
  * The operator image as the tests and benchmarks use it: scripts/build-image.sh builds the
- * image's /app into a local directory (cheap when nothing changed), and the Dockerfile's final
- * stage says how a container starts from it.
+ * image's /app into a local directory (cheap when nothing changed), the Dockerfile's final
+ * stage says how a container starts from it, and the pinned Node (scripts/pinned-node.ts) stands
+ * in for the image's /nodejs/bin/node.
  */
 import { execFile } from 'node:child_process';
 import { readFileSync } from 'node:fs';
 import { join, resolve } from 'node:path';
 import { promisify } from 'node:util';
+import { pinnedNode } from '../../scripts/pinned-node';
 import { imageConfig, parseDockerfile, type ImageConfig } from './dockerfile';
 
 /** The repository root. */
@@ -43,6 +45,15 @@ export function imageList(vars: Record<string, string>, key: string): string[] {
 /** How a container from the image starts (final stage of operator/Dockerfile). */
 export function operatorImageConfig(): ImageConfig {
   return imageConfig(parseDockerfile(readFileSync(DOCKERFILE, 'utf8')));
+}
+
+/**
+ * The Node the operator runs on here, in place of the image's /nodejs/bin/node: the binary
+ * package-lock.json pins, of the release the image's runtime stage carries, never the Node that
+ * runs the tests. Throws (with the fix) when it is missing or is not the locked version.
+ */
+export function operatorNode(): string {
+  return pinnedNode(REPO).path;
 }
 
 const BUILT = Symbol.for('bucketoperator.test.imageBuilt');

@@ -1,9 +1,9 @@
 /**
  * The operator as a real child process, started the way its Deployment starts it: the compiled
- * build of the image (scripts/build-image.sh), the image's ENTRYPOINT, and the container args
- * and env of the Deployment in dist/, changed only where a local run must (see
- * deployment-invocation.ts). Tests can kill it at any moment (SIGKILL: a crash) and read exactly
- * what it logged.
+ * build of the image (scripts/build-image.sh) on the image's Node release (the pinned binary,
+ * whatever Node runs the tests), the image's ENTRYPOINT, and the container args and env of the
+ * Deployment in dist/, changed only where a local run must (see deployment-invocation.ts).
+ * Tests can kill it at any moment (SIGKILL: a crash) and read exactly what it logged.
  *
  * BUCKETOPERATOR_FROM_SOURCE=1 runs operator/main.ts through tsx instead, with the same flags and
  * env, for a quick inner loop after an edit; `npm test` clears it (package.json).
@@ -16,7 +16,7 @@ import { freePort } from './ports';
 
 import { distDeployment } from './dist';
 import { localInvocation, type Invocation } from './deployment-invocation';
-import { buildImage, operatorImageConfig, REPO } from './image';
+import { buildImage, operatorImageConfig, operatorNode, REPO } from './image';
 import { eventually } from './eventually';
 
 /** Options of {@link startOperatorProcess}. */
@@ -72,7 +72,7 @@ export async function operatorInvocation(
   const imageDir = source ? REPO : await buildImage();
   const inv: Invocation = localInvocation(distDeployment(), operatorImageConfig(), {
     imageDir,
-    nodeBinary: process.execPath,
+    nodeBinary: operatorNode(),
     flags,
     fieldRefs: { 'metadata.name': podName },
   });

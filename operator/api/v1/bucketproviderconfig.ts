@@ -21,14 +21,28 @@ export const HTTPS_RULE = {
   message: 'spec.endpoint must start with https:// unless spec.insecure is true: over http the API key is sent in clear',
 } as const;
 
+/**
+ * The CEL rule on the endpoint: no `user:pass@` before the host. The endpoint is copied into
+ * every bucket's status, its access Secret, condition messages and logs, so a password in it
+ * would be published to everyone who may read those; the API key belongs in the Secret. The
+ * pattern refuses an `@` there too (so generated samples never carry one); this rule is what
+ * gives the refusal a message that says why. Plain CEL, like {@link HTTPS_RULE}.
+ */
+export const ENDPOINT_USERINFO_RULE = {
+  rule: "!self.matches('^[A-Za-z][A-Za-z0-9+.-]*://[^/?#]*@')",
+  message:
+    'spec.endpoint must not carry a user name or password (user:pass@host): it is copied into bucket status and Secrets; put the API key in the Secret spec.secretRef names',
+} as const;
+
 /** Desired state of a BucketProviderConfig. */
 export const BucketProviderConfigSpec = Type.Object(
   {
     endpoint: Type.String({
-      description: 'Base URL of the provider API, e.g. https://storage.example.com.',
+      description: 'Base URL of the provider API, e.g. https://storage.example.com. No user name or password (user:pass@) before the host.',
       minLength: 1,
       maxLength: 2048,
-      pattern: '^https?://[^\\s/?#]+(/[^\\s?#]*)?$',
+      pattern: '^https?://[^\\s/?#@]+(/[^\\s?#]*)?$',
+      'x-kubernetes-validations': [{ ...ENDPOINT_USERINFO_RULE }],
     }),
     secretRef: Type.Object(
       {

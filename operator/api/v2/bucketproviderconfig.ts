@@ -9,7 +9,13 @@ import { BucketProviderConfigSpec, BucketProviderConfigStatus, BucketProviderCon
 import { API_VERSION, VERSION } from './group';
 import type { ApiDefinition, ApiVersionDefinition } from './schema-helpers';
 
-export { BucketProviderConfigSpec, BucketProviderConfigStatus, DEFAULT_SECRET_KEY, HTTPS_RULE } from '../v1/bucketproviderconfig';
+export {
+  BucketProviderConfigSpec,
+  BucketProviderConfigStatus,
+  DEFAULT_SECRET_KEY,
+  ENDPOINT_USERINFO_RULE,
+  HTTPS_RULE,
+} from '../v1/bucketproviderconfig';
 
 /** A v2 BucketProviderConfig object as the API server serves it. */
 export interface BucketProviderConfig {

@@ -154,7 +154,11 @@ describe('conversion webhook server (real TLS over loopback)', () => {
 
     it('a body over the cap: 413, before it is read', async () => {
       await server.stop(100);
-      server = new ConversionServer({ metrics: new ConversionMetrics({ registry: new Registry() }), logger, maxBodyBytes: 1000 });
+      server = new ConversionServer({
+        metrics: new ConversionMetrics({ registry: new Registry() }),
+        logger,
+        limits: { maxBodyBytes: 1000, maxInFlightBytes: 1000 },
+      });
       server.setCertificate(creds(data));
       port = (await server.listen(0, '127.0.0.1')).port;
       const big = reviewBody(

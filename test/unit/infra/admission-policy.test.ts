@@ -74,6 +74,10 @@ const annotated = (obj: Obj, annotations: Record<string, string>): Obj =>
   withMeta(obj, (m) => {
     m.annotations = { ...m.annotations, ...annotations };
   });
+const named = (obj: Obj, name: string): Obj =>
+  withMeta(obj, (m) => {
+    m.name = name;
+  });
 const owners = (obj: Obj, refs: V1OwnerReference[] | undefined): Obj =>
   withMeta(obj, (m) => {
     m.ownerReferences = refs;
@@ -230,6 +234,87 @@ const cases: Record<string, Case> = {
     want: /its type is ClusterIP, only ExternalName is allowed$/,
   },
 
+  // Names: `<bucket>-access` and `<bucket>` (operator/bucket/names.ts), after the controller reference.
+  'the create of a Secret controlled by bucket logs but named otherwise': {
+    operation: 'CREATE',
+    object: named(ownSecret(), 'argocd-cluster'),
+    want: /may not write secrets team-a\/argocd-cluster: its name must be logs-access, after the StorageBucket that controls it$/,
+  },
+  'the create of a Secret named after another bucket than the one that controls it': {
+    operation: 'CREATE',
+    object: named(ownSecret(), 'other-access'),
+    want: /its name must be logs-access/,
+  },
+  'the create of a Secret by generateName': {
+    operation: 'CREATE',
+    // The API server has generated the name by the time admission sees the object.
+    object: withMeta(named(ownSecret(), 'logs-access-x7k2p'), (m) => {
+      m.generateName = 'logs-access-';
+    }),
+    want: /its name must be logs-access/,
+  },
+  'the create of a Service named like the access Secret': {
+    operation: 'CREATE',
+    object: named(ownService(), 'logs-access'),
+    want: /may not write services team-a\/logs-access: its name must be logs, after the StorageBucket that controls it$/,
+  },
+  'the create of a Service named after no bucket': {
+    operation: 'CREATE',
+    object: named(ownService(), 'kubernetes'),
+    want: /its name must be logs,/,
+  },
+  'the create of a Secret named for bucket other and controlled by it': {
+    operation: 'CREATE',
+    object: owners(labelled(named(ownSecret(), 'other-access'), { [BUCKET_NAME_LABEL]: 'other' }), [
+      controllerRef({ name: 'other', uid: 'uid-other' }),
+    ]),
+    want: 'allowed',
+  },
+  'a change of a Secret it controls whose name is not <bucket>-access': {
+    operation: 'UPDATE',
+    oldObject: named(ownSecret(), 'argocd-cluster'),
+    object: withData(named(ownSecret(), 'argocd-cluster'), { server: b64('https://evil.example') }),
+    want: /its name must be logs-access/,
+  },
+
+  // The externalName: a host name, never an IPv4 address in any spelling.
+  'the create of a Service pointing at the metadata address': {
+    operation: 'CREATE',
+    object: withSpec(ownService(), { externalName: '169.254.169.254' }),
+    want: /may not write services team-a\/logs: its externalName 169\.254\.169\.254 is an IP address, not a host name$/,
+  },
+  'the create of a Service pointing at an address written as one decimal number': {
+    operation: 'CREATE',
+    object: withSpec(ownService(), { externalName: '2852039166' }),
+    want: /its externalName 2852039166 is an IP address/,
+  },
+  'the create of a Service pointing at an address in hex': {
+    operation: 'CREATE',
+    object: withSpec(ownService(), { externalName: '0xa9fea9fe' }),
+    want: /its externalName 0xa9fea9fe is an IP address/,
+  },
+  'the create of a Service pointing at a private address, with a trailing dot': {
+    operation: 'CREATE',
+    object: withSpec(ownService(), { externalName: '10.0.0.1.' }),
+    want: /is an IP address/,
+  },
+  'turning its own Service towards an IP address': {
+    operation: 'UPDATE',
+    oldObject: ownService(),
+    object: withSpec(ownService(), { externalName: '127.0.0.1' }),
+    want: /its externalName 127\.0\.0\.1 is an IP address/,
+  },
+  'the create of a Service pointing at a host whose labels hold digits': {
+    operation: 'CREATE',
+    object: withSpec(ownService(), { externalName: 'b-1.10.eu-west-1.storage.example' }),
+    want: 'allowed',
+  },
+  'the create of a Service pointing at an in-cluster provider': {
+    operation: 'CREATE',
+    object: withSpec(ownService(), { externalName: 'logs.minio.storage.svc.cluster.local' }),
+    want: 'allowed',
+  },
+
   // Updates of objects it controls.
   'adding the Argo CD cluster label to its own Secret': {
     operation: 'UPDATE',
@@ -334,6 +419,11 @@ describe('OperatorAdmissionPolicy evaluated by cel-go', () => {
       return [name, { request, object: c.object, oldObject: c.oldObject ?? null, want: c.want }] as const;
     }),
   );
+
+  it('is given the names the operator gives its objects', () => {
+    expect(ownSecret().metadata?.name).to.equal('logs-access');
+    expect(ownService().metadata?.name).to.equal('logs');
+  });
 
   it('is given exactly the label and annotation keys the operator writes on its objects', () => {
     for (const obj of [ownSecret(), ownService()]) {

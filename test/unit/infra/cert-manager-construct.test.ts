@@ -45,7 +45,10 @@ describe('BucketOperator with cert-manager keeping the webhook certificates', ()
     ]);
     // Nothing on CRDs, and no policy for writes the operator cannot make.
     expect(ofKind(objs, 'ClusterRole').filter((r) => JSON.stringify(r['rules']).includes('customresourcedefinitions'))).to.deep.equal([]);
-    expect(ofKind(objs, 'ValidatingAdmissionPolicy').map((p) => p['metadata'].name)).to.deep.equal([`bucketoperator-least-privilege.${NS}`]);
+    expect(ofKind(objs, 'ValidatingAdmissionPolicy').map((p) => p['metadata'].name)).to.deep.equal([
+      `bucketoperator-least-privilege.${NS}`,
+      `bucketoperator-provenance.${NS}`,
+    ]);
     const main = ofKind(objs, 'ValidatingAdmissionPolicy')[0]!;
     expect(JSON.stringify(main['spec'].matchConditions)).to.not.include('not-webhook-secret');
   });

@@ -182,8 +182,16 @@ describe('least privilege', () => {
         const sa = objs.find((o) => o['kind'] === 'ServiceAccount') as Obj;
         const username = `system:serviceaccount:${sa['metadata']['namespace']}:${sa['metadata']['name']}`;
         const policies = objs.filter((o) => o['kind'] === 'ValidatingAdmissionPolicy');
-        expect(policies).to.have.length(1);
-        expect(policies[0]?.['spec']['matchConditions'][0]['expression']).to.equal(`request.userInfo.username == "${username}"`);
+        // One confines the operator, the other keeps everyone else off its provenance records.
+        expect(policies.map((p) => p['spec']['matchConditions'][0]['expression'])).to.deep.equal([
+          `request.userInfo.username == "${username}"`,
+          `request.userInfo.username != "${username}"`,
+        ]);
+        const provenance = policies[1] as Obj;
+        // In namespace mode another install's operator may write buckets in other namespaces.
+        expect(provenance['spec']['matchConstraints']['namespaceSelector']).to.deep.equal(
+          mode === 'namespace' ? { matchExpressions: [{ key: 'kubernetes.io/metadata.name', operator: 'In', values: ['team-a'] }] } : undefined,
+        );
         const deployment = objs.find((o) => o['kind'] === 'Deployment') as Obj;
         expect(deployment['spec']['template']['spec']['serviceAccountName']).to.equal(sa['metadata']['name']);
       });

@@ -1,9 +1,14 @@
 import { expect } from 'chai';
 import { createServer } from 'node:http';
 import { ProviderClients } from '../../../operator/provider-client/client';
-import { MAX_PROVIDER_MESSAGE, NOT_A_PROVIDER_ERROR, readProviderErrorBody } from '../../../operator/provider-client/error-body';
+import {
+  MAX_PROVIDER_MESSAGE,
+  NOT_A_PROVIDER_ERROR,
+  readProviderErrorBody,
+  REDIRECT_NOT_FOLLOWED,
+} from '../../../operator/provider-client/error-body';
 
-const cases: Record<string, { args: { status: number; text: string }; want: { code: string; detail: string } }> = {
+const cases: Record<string, { args: { status: number; text: string; truncated?: boolean }; want: { code: string; detail: string } }> = {
   'a contract error keeps its code and message': {
     args: { status: 422, text: '{"code":"ValidationFailed","message":"region: unknown region"}' },
     want: { code: 'ValidationFailed', detail: 'region: unknown region' },
@@ -28,6 +33,18 @@ const cases: Record<string, { args: { status: number; text: string }; want: { co
     args: { status: 503, text: '' },
     want: { code: 'HTTP503', detail: '' },
   },
+  'a body cut at the read limit is no contract error, even when its start reads as one': {
+    args: { status: 503, text: '{"code":"ServiceUnavailable","message":"xxxx', truncated: true },
+    want: { code: 'HTTP503', detail: NOT_A_PROVIDER_ERROR },
+  },
+  'an error body never read (too long) gives the status and the fixed text': {
+    args: { status: 500, text: '', truncated: true },
+    want: { code: 'HTTP500', detail: NOT_A_PROVIDER_ERROR },
+  },
+  'a redirect says it is not followed, whatever its body': {
+    args: { status: 302, text: '{"code":"NotFound","message":"moved to http://elsewhere/?token=abc"}' },
+    want: { code: 'HTTP302', detail: REDIRECT_NOT_FOLLOWED },
+  },
   'a contract message is cut to its first line and printable characters': {
     args: { status: 409, text: JSON.stringify({ code: 'NotReady', message: 'still provisioning\u0007\nsecond line' }) },
     want: { code: 'NotReady', detail: 'still provisioning' },
@@ -37,7 +54,7 @@ const cases: Record<string, { args: { status: number; text: string }; want: { co
 describe('readProviderErrorBody', () => {
   for (const [name, { args, want }] of Object.entries(cases)) {
     it(name, () => {
-      expect(readProviderErrorBody(args.status, args.text)).to.deep.equal(want);
+      expect(readProviderErrorBody(args.status, args.text, args.truncated)).to.deep.equal(want);
     });
   }
 
