@@ -19,6 +19,8 @@ import { InformerFactory } from './runtime/informer-factory';
 import { Manager } from './runtime/manager';
 import type { RestConfig } from './runtime/rest-config';
 
+/** Per-request timeout of the leader-election client: under half the renew deadline (10 s). */
+export const LEASE_REQUEST_TIMEOUT_MS = 4_000;
 /** Name under which the operator writes fields, events and its Lease. */
 export const OPERATOR_NAME = 'bucketoperator';
 
@@ -111,7 +113,16 @@ export function startOperator(opts: OperatorOptions): RunningOperator {
   });
   // As controller-runtime: leader election has a client of its own, so a Lease renewal never
   // waits behind bulk writes, their QPS limit or their connections.
-  const leaseClient = new KubeClient({ restConfig: opts.restConfig, registry, userAgent: `${OPERATOR_NAME}-leader-election`, qps: 0, http2 });
+  // Each request well inside the 10 s renew deadline: one that hangs on a dead connection gives
+  // up in time for the next attempt, on a fresh session, to renew before the deadline.
+  const leaseClient = new KubeClient({
+    restConfig: opts.restConfig,
+    registry,
+    userAgent: `${OPERATOR_NAME}-leader-election`,
+    qps: 0,
+    http2,
+    requestTimeoutMs: LEASE_REQUEST_TIMEOUT_MS,
+  });
   const informers = new InformerFactory({ lw: client, logger: opts.logger.child({ component: 'informer' }), registry });
   const identity = opts.identity ?? `${hostname()}_${process.pid}`;
   const manager = new Manager({
