@@ -8,7 +8,7 @@
  * Fairness between flows is by time held, as the API server's Priority and Fairness charges a
  * request for the seats it occupies over time, not for being dispatched. The flow of a key is
  * its namespace (the part before the first '/'; a key without one is in the flow '' that all
- * cluster-scoped objects share). Two rules:
+ * cluster-scoped objects share). Three rules:
  *
  * - A cap on workers. While another flow has a key waiting, no flow is handed a key beyond
  *   `flowShare(workers, activeFlows)`: an equal share of the workers among the flows with keys
@@ -20,6 +20,12 @@
  *   the first of them, which the reconcile timeout bounds. `maxFlowShare` below 1 is a ceiling
  *   no flow passes even alone, for installations that rather keep workers spare for flows yet
  *   to come than use every worker.
+ * - A reserve no slow flow takes. A flow whose keys are held `slowHoldMs` or more on average
+ *   (an endpoint that answers slowly, trickles or not at all) is slow, and the slow flows
+ *   together hold at most `workers - slowReserve` workers, borrowing included. Equal shares
+ *   alone cannot promise that: slow flows that came while the others were idle fill the workers
+ *   at their share, and a newcomer would wait for one of them to end. With the reserve, a key of
+ *   any other flow finds a worker at once, however many slow tenants there are.
  * - Virtual time. Each flow carries the worker time charged to it (start-time fair queuing): at
  *   a hand-out it is charged the average time its keys were held, corrected to the real time at
  *   `done`. Among the flows under their cap, the one charged least goes next; equals take turns
@@ -117,6 +123,15 @@ export interface WorkQueueOptions {
    * the cost of idle workers. @default 1: a lone flow may use every worker
    */
   readonly maxFlowShare?: number;
+  /**
+   * A flow whose keys are held this long on average (a tenant whose endpoint answers slowly or
+   * not at all) is slow: slow flows together never hold more than `workers - slowReserve`
+   * workers, so a key of any other flow finds a worker without waiting for a slow one to end,
+   * however many slow flows there are and whenever they came. @default 1000
+   */
+  readonly slowHoldMs?: number;
+  /** Workers slow flows may never hold together. @default a quarter of `workers` (at least 1; 0 with one worker) */
+  readonly slowReserve?: number;
 }
 
 /**
@@ -182,6 +197,8 @@ interface Held {
   readonly since: number;
   /** Ms charged to its flow at the hand-out, corrected at `done`. */
   readonly charged: number;
+  /** Its flow was slow at the hand-out: it counts against the slow flows' workers. */
+  readonly slow: boolean;
 }
 
 /** Weight of the latest hold time in a flow's moving average: a few keys show a change of pace. */
@@ -198,6 +215,11 @@ export class WorkQueue implements UnfinishedWorkProbe {
   private readonly maxFlowShare: number;
   /** Workers no flow may pass, borrowing included (`maxFlowShare`); Infinity when it is 1. */
   private readonly ceiling: number;
+  private readonly slowHoldMs: number;
+  /** Workers the slow flows may hold together (`workers - slowReserve`). */
+  private readonly slowLimit: number;
+  /** Keys of slow flows held by workers. */
+  private slowInFlight = 0;
 
   /** Every key that needs processing: waiting for its delay, ready, or parked while in flight. */
   private readonly entries = new Map<string, Entry>();
@@ -243,6 +265,17 @@ export class WorkQueue implements UnfinishedWorkProbe {
     this.maxFlowShare = opts.maxFlowShare ?? 1;
     if (!(this.maxFlowShare > 0 && this.maxFlowShare <= 1)) throw new RangeError(`maxFlowShare must be in (0, 1], got ${this.maxFlowShare}`);
     this.ceiling = this.maxFlowShare < 1 ? Math.max(1, Math.floor(this.workers * this.maxFlowShare)) : Infinity;
+    this.slowHoldMs = opts.slowHoldMs ?? 1000;
+    const reserve = opts.slowReserve ?? (this.workers > 1 ? Math.max(1, Math.floor(this.workers / 4)) : 0);
+    if (!Number.isInteger(reserve) || reserve < 0 || reserve >= this.workers) {
+      throw new RangeError(`slowReserve must be an integer from 0 to workers - 1, got ${reserve}`);
+    }
+    this.slowLimit = this.workers - reserve;
+  }
+
+  /** True when `flow`'s keys are held long on average (see `slowHoldMs`). */
+  private isSlow(flow: FlowState | undefined): boolean {
+    return flow?.estimateMs !== undefined && flow.estimateMs >= this.slowHoldMs;
   }
 
   /** Marks `key` as needing processing at `Priority.Normal`; see `addWithOptions`. */
@@ -330,6 +363,7 @@ export class WorkQueue implements UnfinishedWorkProbe {
     const held = this.processing.get(key);
     if (held === undefined) return;
     this.processing.delete(key);
+    if (held.slow) this.slowInFlight--;
     const heldMs = Math.max(0, this.clock.now() - held.since);
     this.metrics.observeWorkDuration(heldMs / 1000);
     const flow = this.flows.get(held.flow);
@@ -343,7 +377,7 @@ export class WorkQueue implements UnfinishedWorkProbe {
     }
     const entry = this.entries.get(key);
     if (entry && !entry.delay && !this.shuttingDown) this.enqueue(key, entry);
-    else if (this.ready > 0 && this.ceiling !== Infinity) this.getters.shift()?.(); // a flow came below the ceiling
+    else if (this.ready > 0 && (this.ceiling !== Infinity || held.slow)) this.getters.shift()?.(); // a flow came below a cap
     if (flow && flow.ready === 0 && flow.inFlight === 0) this.becomeIdle(held.flow, flow);
     if (this.processing.size === 0) this.releaseDrainWaiters();
   }
@@ -516,6 +550,8 @@ export class WorkQueue implements UnfinishedWorkProbe {
     const name = flowOf(key);
     const flow = this.flows.get(name);
     let charged = 0;
+    const slow = this.isSlow(flow);
+    if (slow) this.slowInFlight++;
     if (flow) {
       flow.ready--;
       if (flow.inFlight++ === 0) this.busy.set(name, flow);
@@ -525,7 +561,7 @@ export class WorkQueue implements UnfinishedWorkProbe {
       charged = flow.estimateMs ?? this.estimateMs;
       this.charge(name, flow, charged);
     }
-    this.processing.set(key, { flow: name, since: now, charged });
+    this.processing.set(key, { flow: name, since: now, charged, slow });
     this.metrics.setDepth(this.ready);
     if (entry) this.metrics.observeQueueDuration((now - entry.readySince) / 1000);
     return { key, priority };
@@ -538,10 +574,18 @@ export class WorkQueue implements UnfinishedWorkProbe {
 
   /** Flows holding `cap` workers or more, or undefined when none does (the common case: no walk at all). */
   private cappedFlows(cap: number): Set<string> | undefined {
-    if (this.busy.size === 0 || cap === Infinity) return undefined;
     let capped: Set<string> | undefined;
-    for (const [name, flow] of this.busy) {
-      if (flow.inFlight >= cap) (capped ??= new Set()).add(name);
+    if (this.busy.size > 0 && cap !== Infinity) {
+      for (const [name, flow] of this.busy) {
+        if (flow.inFlight >= cap) (capped ??= new Set()).add(name);
+      }
+    }
+    // The slow flows hold all they may together: none of them takes another worker (rare, so
+    // the walk over the flows with ready keys is paid only then).
+    if (this.slowInFlight >= this.slowLimit) {
+      for (const [name, flow] of this.flows) {
+        if (flow.ready > 0 && this.isSlow(flow)) (capped ??= new Set()).add(name);
+      }
     }
     return capped;
   }

@@ -134,6 +134,21 @@ describe('WorkQueue: fairness by time held', () => {
     expect(slow.inFlight, 'work-conserving: the slow namespace took the idle workers').to.equal(8);
   });
 
+  it('found in review (issue 32): slow namespaces together never take the last quarter of the workers, so a newcomer is served at once', async () => {
+    // Four namespaces whose endpoints take 20 s fill all 8 workers at their equal share (2 each);
+    // once their keys are known to be slow, they hold at most 6 together.
+    const slow = { keys: 20, holdMs: 20_000 };
+    const seen = await run(
+      { workers: 8, flows: { s1: slow, s2: slow, s3: slow, s4: slow, late: { keys: 1, holdMs: 10, addAtMs: 25_000 } }, untilMs: 25_100 },
+      (s, now) => {
+        const slowHeld = ['s1', 's2', 's3', 's4'].reduce((n, f) => n + (s[f]?.inFlight ?? 0), 0);
+        if (now > 20_000) expect(slowHeld, `workers held by slow namespaces at ${now} ms`).to.be.at.most(6);
+        if (now === 25_000) expect(s.late?.inFlight, 'the newcomer took a worker the moment it came').to.equal(1);
+      },
+    );
+    expect(seen.late?.completed).to.equal(1);
+  });
+
   it('a lone namespace uses every worker', async () => {
     const seen = await run({ workers: 8, flows: { alone: { keys: 50, holdMs: 60_000 } }, untilMs: 100 });
     expect(seen.alone?.maxInFlight).to.equal(8);
