@@ -6,7 +6,8 @@
  * (its NODE_OPTIONS heap limit included). The operator never restarts, its sampled RSS stays
  * under the Deployment's memory limit, each hostile tenant's buckets say what is wrong with their
  * endpoint, the redirect never reaches the host it names, and a normal tenant's new bucket still
- * gets Ready. The times to Ready before and among the hostile tenants are printed, not asserted.
+ * gets Ready. The times to Ready (p50, p99 over every normal tenant) before and among the
+ * hostile tenants are printed, not asserted.
  */
 import { expect } from 'chai';
 import type { FaultSettings } from '../../provider';
@@ -18,8 +19,8 @@ import { countRequests } from '../support/provider-process';
 import { useStack, type Tenant } from '../support/stack';
 import { sharedControlPlane } from './setup';
 
-/** Normal tenants on the shared provider, one bucket each. */
-const NORMAL_TENANTS = 20;
+/** Normal tenants on the shared provider, one bucket each (the issue's 50 with HOSTILE_NORMAL_TENANTS=50). */
+const NORMAL_TENANTS = Number(process.env.HOSTILE_NORMAL_TENANTS ?? 20);
 /** Buckets of each hostile tenant. */
 const HOSTILE_BUCKETS = 4;
 /** The Deployment's memory limit (infra/manager.ts). */
@@ -69,6 +70,11 @@ describe('hostile tenants among normal ones', function () {
     return Math.round(performance.now() - started);
   };
 
+  /** A new bucket in each of `tenants` at once; the ms each took to be Ready, sorted. */
+  const readyAfterEach = async (tenants: readonly Tenant[], name: string): Promise<number[]> =>
+    (await Promise.all(tenants.map((t) => readyAfter(t.ns, name)))).sort((a, b) => a - b);
+  const pct = (sorted: readonly number[], p: number): number => sorted[Math.min(sorted.length - 1, Math.ceil((p / 100) * sorted.length) - 1)] ?? 0;
+
   /** The operator's RSS and start time, from its own metrics. */
   const processFacts = async (): Promise<{ rss: number; startTime: number }> => {
     const m = parsePrometheus(await stack.metrics());
@@ -96,9 +102,7 @@ describe('hostile tenants among normal ones', function () {
         timeoutMs: 120_000,
         intervalMs: 500,
       });
-      const probe = normal[0];
-      if (!probe) throw new Error('no normal tenant');
-      const before = await readyAfter(probe.ns, 'before-hostile');
+      const before = await readyAfterEach(normal, 'before-hostile');
 
       // One hostile tenant per mode, each with its own provider process and buckets.
       const hostile = await Promise.all(
@@ -128,8 +132,10 @@ describe('hostile tenants among normal ones', function () {
       console.log(`      hostile reasons: ${JSON.stringify(seen)}`);
 
       // A normal tenant's new bucket, among the hostile tenants' retries.
-      const among = await readyAfter(probe.ns, 'among-hostile');
-      console.log(`      a normal tenant's new bucket Ready after ${before} ms before the hostile tenants, ${among} ms among them`);
+      const among = await readyAfterEach(normal, 'among-hostile');
+      console.log(
+        `      ${NORMAL_TENANTS} normal tenants' new buckets Ready: before the hostile tenants p50 ${pct(before, 50)} ms, p99 ${pct(before, 99)} ms; among them p50 ${pct(among, 50)} ms, p99 ${pct(among, 99)} ms`,
+      );
 
       // The redirect was never followed: the host it names never saw the hostile tenant's key.
       expect(countRequests(await stack.provider.stats(), / 40[13]$/), 'requests refused at the redirect target').to.equal(0);
