@@ -203,3 +203,17 @@ export function foreignKey(bucket: StorageBucket, key: string | undefined): bool
   const uid = keyUid(key);
   return uid !== undefined && uid !== bucket.metadata.uid && !keyMintedFor(bucket, key);
 }
+
+/**
+ * True when `external` is the bucket of an earlier object of this name that this object was
+ * restored from: the key this object carries made it, and its owner tags still name this
+ * namespace and name with the uid that key was minted for (a key from before keys carried a
+ * uid: with no tags left to contradict it).
+ */
+export function restoredFrom(bucket: StorageBucket, external: ProviderBucket, rel: Relation): boolean {
+  const key = bucket.metadata.annotations?.[IDEMPOTENCY_KEY_ANNOTATION];
+  if (key === undefined || external.idempotencyKey !== key) return false;
+  const minted = keyUid(key);
+  if (minted === undefined) return rel.type === 'earlierObject' || rel.type === 'untagged';
+  return rel.type === 'earlierObject' && external.tags[UID_TAG] === minted;
+}

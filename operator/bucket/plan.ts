@@ -24,8 +24,8 @@ import { findCondition, type Condition } from '../runtime';
 import { providerChanged, sentElsewhereBlock } from './blocks';
 import { cleanup } from './cleanup';
 import { ConditionType, Reason } from './reasons';
-import { accountChanged, keyUid, moved, relation, sentElsewhere, type Relation } from './ownership';
-import { CLUSTER_TAG, missingTags, UID_TAG } from './tags';
+import { accountChanged, moved, relation, restoredFrom, sentElsewhere, type Relation } from './ownership';
+import { CLUSTER_TAG, missingTags } from './tags';
 
 /**
  * What the provider said about the bucket this object refers to.
@@ -398,20 +398,6 @@ function takenElsewhere(bucket: StorageBucket, external: ProviderBucket, rel: Re
     message: `provider bucket ${id} is not tagged as this object's and was not made by its idempotency key; set ${ADOPT_ANNOTATION} to ${id} to adopt it`,
     recheck: true,
   };
-}
-
-/**
- * True when `external` is the bucket of an earlier object of this name that this object was
- * restored from: the key this object carries made it, and its owner tags still name this
- * namespace and name with the uid that key was minted for (a key from before keys carried a
- * uid: with no tags left to contradict it).
- */
-function restoredFrom(bucket: StorageBucket, external: ProviderBucket, rel: Relation): boolean {
-  const key = bucket.metadata.annotations?.[IDEMPOTENCY_KEY_ANNOTATION];
-  if (key === undefined || external.idempotencyKey !== key) return false;
-  const minted = keyUid(key);
-  if (minted === undefined) return rel.type === 'earlierObject' || rel.type === 'untagged';
-  return rel.type === 'earlierObject' && external.tags[UID_TAG] === minted;
 }
 
 /**
