@@ -21,13 +21,13 @@ export type ColorMode = 'auto' | 'always' | 'never';
 /** Everything a command needs from the command line. */
 export interface Options {
   readonly command: Command;
-  /** The StorageBucket's name (trace, why and the edits). */
+  /** The StorageBucket's name (trace, why and the edits); none for `trace -A` and `why -A`, which list every bucket. */
   readonly name?: string;
   readonly kubeconfig?: string;
   readonly context?: string;
   /** `-n`; the kubeconfig context's namespace, then `default`, when unset. */
   readonly namespace?: string;
-  /** `-A` (report only). */
+  /** `-A`: every namespace (trace and why list every StorageBucket; report). */
   readonly allNamespaces: boolean;
   readonly output: OutputFormat;
   /** `-w` (trace only). */
@@ -68,7 +68,7 @@ const FLAGS: readonly FlagSpec[] = [
   { long: 'kubeconfig', value: true },
   { long: 'context', value: true },
   { long: 'namespace', short: 'n', value: true },
-  { long: 'all-namespaces', short: 'A', value: false, only: ['report'] },
+  { long: 'all-namespaces', short: 'A', value: false, only: ['trace', 'why', 'report'] },
   { long: 'output', short: 'o', value: true, only: ['trace', 'why'] },
   { long: 'watch', short: 'w', value: false, only: ['trace'] },
   { long: 'color', value: true },
@@ -148,15 +148,19 @@ export function parseArgs(argv: readonly string[]): Options & { readonly help: b
     return typeof v === 'string' ? v : undefined;
   };
 
+  const all = values.has('all-namespaces');
   let name: string | undefined;
   if (NAMED.has(command)) {
     if (rest.length > 1) usage(`${command} takes one StorageBucket name, got ${rest.length}`);
     name = rest[0];
-    if (name === undefined && !help) usage(`${command} needs the name of a StorageBucket`);
+    // As kubectl get: -A lists, and a name cannot be looked up across namespaces.
+    if (all && name !== undefined) usage(`${command} -A lists every StorageBucket; name none, or use -n with a name`);
+    if (name === undefined && !all && !help) usage(`${command} needs the name of a StorageBucket`);
   } else if (rest.length > 0 && command !== 'help') {
     usage(`${command} takes no arguments, got "${rest.join(' ')}"`);
   }
-  if (values.has('all-namespaces') && values.has('namespace')) usage('use -n or -A, not both');
+  if (all && values.has('namespace')) usage('use -n or -A, not both');
+  if (all && values.has('watch')) usage('-w follows one StorageBucket: name it instead of -A');
 
   const output = str('output') ?? 'text';
   const format: OutputFormat | undefined = output === 'text' ? 'text' : output === 'wide' ? 'wide' : output === 'json' ? 'json' : undefined;
@@ -179,7 +183,7 @@ export function parseArgs(argv: readonly string[]): Options & { readonly help: b
     ...(str('kubeconfig') !== undefined ? { kubeconfig: str('kubeconfig') } : {}),
     ...(str('context') !== undefined ? { context: str('context') } : {}),
     ...(str('namespace') !== undefined ? { namespace: str('namespace') } : {}),
-    allNamespaces: values.has('all-namespaces'),
+    allNamespaces: all,
     output: format,
     watch: values.has('watch'),
     color: colorFlag,
@@ -197,21 +201,24 @@ export const HELP = `kubectl bucket: inspect and operate StorageBuckets of Bucke
 
 Commands:
   trace NAME [-o wide|json] [-w]   tree of the bucket and what it depends on, root cause first
+  trace -A [-o wide|json]          every StorageBucket of every namespace, one line each
   why NAME [-o json]               one paragraph: what is wrong, whether it is terminal, the fix
+  why -A [-o json]                 the paragraph of every StorageBucket of every namespace
   reconcile NAME [--wait]          ask the operator to reconcile now (reconcile-requested-at)
   pause NAME                       stop all provider calls for the bucket (paused: "true")
   resume NAME                      remove the paused annotation
   adopt NAME --id ID               adopt an existing provider bucket (adopt-id)
   orphan NAME                      keep the provider bucket when the StorageBucket is deleted
-  report [-n NS | -A] [-f FILE]    support bundle: objects (Secrets redacted), Events,
-                                   operator logs and metrics when reachable, as one .tar.gz
+  report [-n NS | -A] [-f FILE]    support bundle: objects (Secret data, env values, URL
+                                   credentials and last-applied redacted), Events, the
+                                   operator's objects, logs and metrics, as one .tar.gz
   version                          print the plugin version
 
 Flags:
   --kubeconfig PATH   kubeconfig file (default: $KUBECONFIG, in-cluster, ~/.kube/config)
   --context NAME      kubeconfig context
   -n, --namespace NS  namespace (default: the context's, else default)
-  -A                  all namespaces (report)
+  -A                  all namespaces (trace, why, report)
   -o wide|json        full messages, or JSON (trace, why)
   -w, --watch         redraw the trace on every change until interrupted
   --color auto|always|never, --no-color   colour (auto: only on a terminal; NO_COLOR is honoured)
@@ -219,5 +226,7 @@ Flags:
   --metrics-url URL, --operator-namespace NS   report: where the operator's metrics and Pods are
 
 Exit codes: 0 ok (trace, why: Ready), 1 error, 2 usage, 3 not found,
-            4 not Ready yet (trace, why), 5 stalled: terminal reason or paused (trace, why).
+            4 not Ready yet (trace, why), 5 stalled: terminal reason or paused (trace, why),
+            6 StorageBuckets not served in this context (no CRD there: check --context).
+            With -A, trace and why exit with the worst code of the buckets listed.
 `;

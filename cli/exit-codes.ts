@@ -1,7 +1,8 @@
 /**
  * Exit codes of `kubectl bucket`, so a script can branch on the outcome without parsing text.
  * `trace` and `why` report the bucket's state through them; the other commands use only
- * OK, ERROR, USAGE and NOT_FOUND.
+ * OK, ERROR, USAGE, NOT_FOUND and NOT_SERVED. Codes 0 to 5 keep their meaning from release to
+ * release; a new outcome gets a new code.
  */
 export const ExitCode = {
   /** The command did what it was asked; for trace and why, the bucket is Ready. */
@@ -16,6 +17,12 @@ export const ExitCode = {
   NOT_READY: 4,
   /** trace, why: the bucket waits for a person: a terminal reason, or it is paused. */
   STALLED: 5,
+  /**
+   * The API server does not serve StorageBuckets (no CRD there, or none of the versions this
+   * plugin reads): usually the wrong `--context`. Checked before anything else, so a missing
+   * CRD is never reported as a missing object (3).
+   */
+  NOT_SERVED: 6,
 } as const;
 
 /** One of {@link ExitCode}. */

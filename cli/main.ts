@@ -4,15 +4,16 @@
  * the package's `bin`; kubectl runs it for `kubectl bucket ...` when it is on PATH). This file
  * is the only one that reads argv, the environment and signals; it parses the flags, connects
  * as kubectl would, runs one command and exits with its code (cli/exit-codes.ts).
+ *
+ * Start-up time is the plugin's first impression: this file loads only the flag parser, and
+ * each command's modules (the client, the operator's kinds and schemas, YAML) are imported
+ * when that command runs, so `--help`, `version` and a usage error load none of them.
  */
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { HELP, parseArgs, type Options } from './args';
-import { edit } from './commands/edit';
-import { report } from './commands/report';
-import { trace, why } from './commands/trace';
 import { CliError, ExitCode } from './exit-codes';
-import { connectKube, type Kube } from './kube';
+import type { Kube } from './kube';
 import { processTerminal, type Terminal } from './terminal';
 
 /** The package version, from the package.json beside the compiled tree (or the sources). */
@@ -28,23 +29,33 @@ export function version(): string {
   return 'unknown';
 }
 
-async function dispatch(kube: Kube, opts: Options, term: Terminal, signal: AbortSignal): Promise<ExitCode> {
+/** A command, once its modules are loaded. */
+type Command = (kube: Kube, opts: Options, term: Terminal, signal: AbortSignal) => Promise<ExitCode>;
+
+/** Loads the modules of `opts.command` (only those) and returns it. */
+async function load(opts: Options): Promise<Command> {
   switch (opts.command) {
     case 'trace':
-      return trace(kube, opts, term, signal);
     case 'why':
-      return why(kube, opts, term);
+      if (opts.allNamespaces) {
+        const { listAll } = await import('./commands/list.js');
+        return (kube, o, term) => listAll(kube, o, term);
+      }
+      if (opts.command === 'why') return (await import('./commands/trace.js')).why;
+      return (await import('./commands/trace.js')).trace;
     case 'reconcile':
     case 'pause':
     case 'resume':
     case 'adopt':
     case 'orphan':
-      return edit(kube, opts, term, signal);
-    case 'report':
-      return report(kube, opts, term);
+      return (await import('./commands/edit.js')).edit;
+    case 'report': {
+      const { report } = await import('./commands/report.js');
+      return (kube, o, term) => report(kube, o, term);
+    }
     case 'help':
     case 'version':
-      return ExitCode.OK;
+      return async () => ExitCode.OK;
   }
 }
 
@@ -67,8 +78,13 @@ export async function run(argv: readonly string[], term: Terminal, signal: Abort
   }
   let kube: Kube | undefined;
   try {
-    kube = connectKube(opts, term.env);
-    return await dispatch(kube, opts, term, signal);
+    // Discovery goes out first, and the command's modules load while the API server answers.
+    const connecting = (await import('./kube.js')).connectKube(opts, term.env);
+    const command = load(opts);
+    command.catch(() => undefined); // awaited below, after the connection
+    kube = await connecting;
+    const execute = await command;
+    return await execute(kube, opts, term, signal);
   } catch (err) {
     if (err instanceof CliError) {
       term.err(`error: ${err.message}\n`);

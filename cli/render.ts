@@ -147,3 +147,40 @@ export function traceJson(s: Snapshot, tree: TraceNode, d: Diagnosis, why: strin
     events: s.events,
   };
 }
+
+/** One bucket of a list (`trace -A`): its snapshot, tree and diagnosis. */
+export interface Judged {
+  readonly s: Snapshot;
+  readonly tree: TraceNode;
+  readonly d: Diagnosis;
+}
+
+/** The root cause in a list's last column: `-` when Ready, else the object, its reason and message. */
+function causeCell(j: Judged): string {
+  if (j.d.class === 'ready') return '-';
+  const c = j.d.cause;
+  const label = j.d.class === 'terminal' ? ' [terminal]' : j.d.class === 'paused' ? ' [paused]' : '';
+  return `${c.kind}/${c.name}${c.note ? ` (${c.note})` : ''}: ${c.reason}${c.message ? `: ${c.message}` : ''}${label}`;
+}
+
+/**
+ * `trace -A`: one line per StorageBucket (NAMESPACE, NAME, READY, SYNCED, REASON, AGE and the
+ * root cause), sorted by namespace and name; the root cause is cut to the width unless wide.
+ */
+export function renderList(items: readonly Judged[], now: Date, opts: RenderOptions): string {
+  const sorted = [...items].sort(
+    (a, b) => (a.s.bucket.metadata.namespace ?? '').localeCompare(b.s.bucket.metadata.namespace ?? '') || a.tree.name.localeCompare(b.tree.name),
+  );
+  const nsW = Math.max(9, ...sorted.map((j) => (j.s.bucket.metadata.namespace ?? '').length));
+  const nameW = Math.max(4, ...sorted.map((j) => j.tree.name.length));
+  const reasonW = Math.max(6, ...sorted.map((j) => j.tree.reason.length));
+  const header = `${'NAMESPACE'.padEnd(nsW)}  ${'NAME'.padEnd(nameW)}  READY    SYNCED   ${'REASON'.padEnd(reasonW)}  AGE     ROOT CAUSE`;
+  const fixed = nsW + 2 + nameW + 2 + 9 + 9 + reasonW + 2 + 8;
+  const lines = sorted.map((j) => {
+    const cause = causeCell(j);
+    const shown = opts.wide ? cause : cut(cause, Math.max(20, (opts.width ?? 120) - fixed));
+    const reason = j.d.class === 'ready' ? j.tree.reason.padEnd(reasonW) : paint(opts.color, 'red', j.tree.reason.padEnd(reasonW));
+    return `${(j.s.bucket.metadata.namespace ?? '').padEnd(nsW)}  ${j.tree.name.padEnd(nameW)}  ${statusCell(opts.color, j.tree.ready, 7)}  ${statusCell(opts.color, j.tree.synced, 7)}  ${reason}  ${ageOf(j.tree.createdAt, now).padEnd(6)}  ${shown}`.trimEnd();
+  });
+  return [paint(opts.color, 'dim', header), ...lines].join('\n') + '\n';
+}

@@ -502,6 +502,8 @@ export class OperatorAdmissionPolicy extends Construct {
       { name: 'secret', expression: 'request.resource.resource == "secrets"' },
       { name: 'labels', expression: meta('object', 'labels', '{}') },
       { name: 'annotations', expression: meta('object', 'annotations', '{}') },
+      { name: 'oldLabels', expression: meta('oldObject', 'labels', '{}') },
+      { name: 'oldAnnotations', expression: meta('oldObject', 'annotations', '{}') },
       { name: 'refs', expression: meta('object', 'ownerReferences', '[]') },
       { name: 'finalizers', expression: meta('object', 'finalizers', '[]') },
     ];
@@ -560,10 +562,12 @@ export class OperatorAdmissionPolicy extends Construct {
         'the bucket operator may give its webhook Secret no ownerReferences and no finalizers',
         refusal('write', 'its webhook Secret takes no ownerReferences and no finalizers'),
       ),
+      // A replacement keeps what other tools put on the Secret (operator/conversion/kube-store.ts):
+      // their labels and annotations pass unchanged; the operator adds only its own label.
       rule(
-        `!variables.secret || (variables.labels.all(k, k == ${cel(MANAGED_BY_LABEL)}) && size(variables.annotations) == 0)`,
-        `the bucket operator may label its webhook Secret only ${LABEL} and annotate it not at all`,
-        refusal('write', `its webhook Secret carries only the label ${LABEL}`),
+        `!variables.secret || request.operation == "DELETE" || (${othersKept('variables.labels', 'variables.oldLabels', celList([MANAGED_BY_LABEL]))} && variables.annotations == variables.oldAnnotations)`,
+        `the bucket operator may label its webhook Secret only ${LABEL} and annotate it not at all, keeping what others put there`,
+        refusal('write', `its webhook Secret carries only the label ${LABEL} and what others put there`),
       ),
     ];
     new ApiObject(this, 'conversion-webhook-policy', {

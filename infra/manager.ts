@@ -61,7 +61,8 @@ export interface OperatorManagerProps {
    */
   readonly image?: string;
   /**
-   * Replicas; more than one is safe because only the Lease holder reconciles.
+   * Replicas; more than one is safe because only the Lease holder reconciles. More than one are
+   * spread over nodes and zones where the cluster has them.
    * @default 1
    */
   readonly replicas?: number;
@@ -246,6 +247,7 @@ export class OperatorManager extends Construct {
             serviceAccountName: this.serviceAccountName,
             automountServiceAccountToken: true,
             terminationGracePeriodSeconds: 40,
+            ...(replicas > 1 ? { topologySpreadConstraints: spreadReplicas() } : {}),
             securityContext: {
               runAsNonRoot: true,
               runAsUser: 65532,
@@ -273,6 +275,11 @@ export class OperatorManager extends Construct {
                   { name: 'health', containerPort: healthPort, protocol: 'TCP' },
                   ...(webhook ? [{ name: 'webhook', containerPort: webhook.port, protocol: 'TCP' }] : []),
                 ],
+                // Liveness is the process itself (its event loop answers in time), never the API
+                // server or the Lease: a restart cures neither. Readiness, /readyz, is what the
+                // Services need: with the webhook on, the webhook serving (a certificate loaded,
+                // listening, not draining) and nothing of the controller, whose own readiness
+                // (informers synced, Lease renewed) is /readyz/controller; without it, the controller's.
                 livenessProbe: {
                   httpGet: { path: '/healthz', port: k8s.IntOrString.fromString('health') },
                   initialDelaySeconds: 15,
@@ -312,8 +319,9 @@ export class OperatorManager extends Construct {
     });
 
     if (webhook) {
-      // Every ready replica serves: /readyz includes the webhook, so a replica without a loaded
-      // certificate, or draining at shutdown, gets no conversions.
+      // Every ready replica serves: /readyz is the webhook's readiness, so a replica without a
+      // loaded certificate, or draining at shutdown, gets no conversions, and one whose
+      // controller waits for its caches or the Lease still gets them.
       new k8s.KubeService(this, 'webhook-service', {
         metadata: { name: webhook.serviceName, namespace: this.namespace, labels },
         spec: {
@@ -331,6 +339,22 @@ export class OperatorManager extends Construct {
       }
     }
   }
+}
+
+/**
+ * Spreads the replicas over nodes and zones, softly (ScheduleAnyway: a one-node cluster still
+ * runs them all): one node or zone going away leaves a replica to serve the webhook and take
+ * the Lease. `pod-template-hash` counts one revision's Pods only, so a rolling update spreads
+ * the new replicas among themselves instead of around the old ones it is about to remove.
+ */
+function spreadReplicas(): k8s.TopologySpreadConstraint[] {
+  return ['kubernetes.io/hostname', 'topology.kubernetes.io/zone'].map((topologyKey) => ({
+    topologyKey,
+    maxSkew: 1,
+    whenUnsatisfiable: 'ScheduleAnyway',
+    labelSelector: { matchLabels: { ...MANAGER_SELECTOR } },
+    matchLabelKeys: ['pod-template-hash'],
+  }));
 }
 
 /**

@@ -5,7 +5,7 @@
 import { Construct } from 'constructs';
 import { k8s } from 'cdk8s-plus-28';
 import type { PermissionRule } from '../operator/api/policy';
-import { BUCKET_PERMISSIONS } from '../operator/bucket/rbac';
+import { BUCKET_PERMISSIONS, CLUSTER_IDENTITY_PERMISSION } from '../operator/bucket/rbac';
 import { RUNTIME_PERMISSIONS } from '../operator/runtime/rbac';
 import { conversionPermissions, type CertificateKeeperKind } from '../operator/conversion/rbac';
 import { GROUP } from '../operator/api/v1';
@@ -33,8 +33,9 @@ export interface OperatorRbacProps {
    */
   readonly permissions?: readonly PermissionRule[];
   /**
-   * Grant the rules on named cluster-scoped objects (reading the kube-system namespace's uid,
-   * the cluster identity); false when the identity is given with `--cluster-id`.
+   * Grant reading the kube-system namespace's uid (the cluster identity); false when the
+   * identity is given with `--cluster-id`. Other named cluster-scoped objects (the
+   * StorageBucket CRD, read by the uninstall guard) are granted either way.
    * @default true
    */
   readonly readsClusterIdentity?: boolean;
@@ -62,11 +63,13 @@ export class OperatorRbac extends Construct {
   /** Name of the Role (and, with the operator namespace appended, the ClusterRole) of the conversion webhook. */
   public readonly conversionWebhookRoleName = 'bucketoperator-conversion-webhook';
   /**
-   * Name of the ClusterRole (and binding) holding the rules on named cluster-scoped objects.
+   * Name of the ClusterRole (and binding) that lets the operator read the cluster identity.
    * It carries the operator namespace, as the admission policy's name does: installs in two
    * namespaces (namespace mode) each keep their own instead of rebinding one another's.
    */
   public readonly clusterRoleName: string;
+  /** Name of the ClusterRole (and binding) on the other named cluster-scoped objects: the StorageBucket CRD. */
+  public readonly crdReaderRoleName: string;
 
   constructor(scope: Construct, id: string, props: OperatorRbacProps) {
     super(scope, id);
@@ -81,7 +84,9 @@ export class OperatorRbac extends Construct {
     const watched = toRules(permissions.filter((p) => p.scope === 'watched'));
     const own = toRules(permissions.filter((p) => p.scope === 'own'));
     this.clusterRoleName = `bucketoperator-cluster-identity.${props.operatorNamespace}`;
-    const cluster = props.readsClusterIdentity === false ? [] : toRules(permissions.filter((p) => p.scope === 'cluster'));
+    this.crdReaderRoleName = `bucketoperator-crd-reader.${props.operatorNamespace}`;
+    const identity = props.readsClusterIdentity === false ? [] : toRules(permissions.filter((p) => p === CLUSTER_IDENTITY_PERMISSION));
+    const crdReader = toRules(permissions.filter((p) => p.scope === 'cluster' && p !== CLUSTER_IDENTITY_PERMISSION));
     const subjects = [{ kind: 'ServiceAccount', name: props.serviceAccountName, namespace: props.operatorNamespace }];
     const metadata = (name: string, namespace?: string) => ({ name, namespace, labels: { ...COMMON_LABELS } });
 
@@ -114,13 +119,21 @@ export class OperatorRbac extends Construct {
       });
     }
 
-    // Named cluster-scoped objects (the kube-system namespace, for the cluster identity): a
-    // ClusterRole in either mode, narrowed by resourceNames.
-    if (cluster.length > 0) {
-      new k8s.KubeClusterRole(this, 'cluster-role', { metadata: metadata(this.clusterRoleName), rules: cluster });
+    // Named cluster-scoped objects (the kube-system namespace, for the cluster identity; the
+    // StorageBucket CRD): ClusterRoles in either mode, narrowed by resourceNames.
+    if (identity.length > 0) {
+      new k8s.KubeClusterRole(this, 'cluster-role', { metadata: metadata(this.clusterRoleName), rules: identity });
       new k8s.KubeClusterRoleBinding(this, 'cluster-binding', {
         metadata: metadata(this.clusterRoleName),
         roleRef: { apiGroup: 'rbac.authorization.k8s.io', kind: 'ClusterRole', name: this.clusterRoleName },
+        subjects,
+      });
+    }
+    if (crdReader.length > 0) {
+      new k8s.KubeClusterRole(this, 'crd-reader-role', { metadata: metadata(this.crdReaderRoleName), rules: crdReader });
+      new k8s.KubeClusterRoleBinding(this, 'crd-reader-binding', {
+        metadata: metadata(this.crdReaderRoleName),
+        roleRef: { apiGroup: 'rbac.authorization.k8s.io', kind: 'ClusterRole', name: this.crdReaderRoleName },
         subjects,
       });
     }

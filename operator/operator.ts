@@ -133,6 +133,9 @@ export function startOperator(opts: OperatorOptions): RunningOperator {
     namespace: opts.watchNamespace,
     metricsBindAddress: opts.metricsBindAddress,
     healthProbeBindAddress: opts.healthProbeBindAddress,
+    // With the webhook on, the Pod's readiness is the webhook's: its Service follows it, and
+    // the API server needs it for every request in a version other than the stored one.
+    readyzIncludesController: opts.conversionWebhook === undefined,
     gracefulShutdownTimeoutMs: opts.gracefulShutdownTimeoutMs,
     leaderElection: {
       enabled: opts.leaderElection,

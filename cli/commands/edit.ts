@@ -5,25 +5,26 @@
  * the request in `status.lastHandledReconcileAt`.
  */
 import type { StorageBucket } from '../../operator/api/v1';
-import { STORAGE_BUCKET } from '../../operator/bucket/kinds';
 import type { KubeObject } from '../../operator/runtime/types';
 import type { Options } from '../args';
 import { planEdit, type EditCommand } from '../edits';
 import { CliError, ExitCode } from '../exit-codes';
-import { FIELD_MANAGER, apiFailure, getBucket, type Kube } from '../kube';
+import { FIELD_MANAGER, apiFailure, readBucket, type Kube } from '../kube';
 import type { Terminal } from '../terminal';
 
 /** Runs the edit `opts.command`. */
 export async function edit(kube: Kube, opts: Options, term: Terminal, signal: AbortSignal, now: () => Date = () => new Date()): Promise<ExitCode> {
   const ns = opts.namespace ?? kube.namespace;
   const name = opts.name ?? '';
-  const bucket = await getBucket(kube, ns, name);
+  // The patch goes to the version the bucket was read in: served without the webhook, and the
+  // fields it sets (annotations, spec.deletionPolicy) are the same in every version.
+  const { bucket, kind } = await readBucket(kube, ns, name);
   const plan = planEdit(bucket, { command: opts.command as EditCommand, ...(opts.id !== undefined ? { id: opts.id } : {}), now: now() });
   if (plan.patch) {
     try {
-      await kube.client.patch<StorageBucket & KubeObject>(STORAGE_BUCKET, ns, name, plan.patch, 'merge', { fieldManager: FIELD_MANAGER });
+      await kube.client.patch<StorageBucket & KubeObject>(kind, ns, name, plan.patch, 'merge', { fieldManager: FIELD_MANAGER });
     } catch (err) {
-      throw apiFailure(err, kube.config.server);
+      throw apiFailure(err, kube.server);
     }
   }
   term.out(`${plan.summary}\n`);
@@ -37,7 +38,7 @@ export async function edit(kube: Kube, opts: Options, term: Terminal, signal: Ab
 async function waitHandled(kube: Kube, ns: string, name: string, value: string, timeoutMs: number, signal: AbortSignal): Promise<void> {
   const deadline = Date.now() + timeoutMs;
   while (!signal.aborted) {
-    const b = await getBucket(kube, ns, name);
+    const { bucket: b } = await readBucket(kube, ns, name);
     if (b.status?.lastHandledReconcileAt === value) return;
     if (Date.now() >= deadline) break;
     await new Promise((r) => setTimeout(r, 250));

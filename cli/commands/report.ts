@@ -1,30 +1,40 @@
 /**
  * `kubectl bucket report`: a support bundle in one `.tar.gz`. It holds, per namespace, the
- * StorageBuckets, BucketProviderConfigs, the config Secrets and owned Secrets (redacted: key
- * names, never values), owned Services and Events; a summary with `why` for each bucket; and
- * from the operator's namespace its Deployments, Pods, each container's log and the metrics
- * (through the API server's Service proxy, or `--metrics-url`). What could not be read is
- * listed in errors.txt instead of failing the report.
+ * StorageBuckets and BucketProviderConfigs (as served, in the preferred version), the config
+ * Secrets and owned Secrets (key names, never values), owned Services and Events; a summary
+ * with `why` for each bucket; and the operator's own Deployments, Pods, Services, each
+ * container's log and the metrics (through the API server's Service proxy, or
+ * `--metrics-url`), selected by the labels its manifests give them (infra/labels.ts), never
+ * the rest of its namespace. Every object passes through cli/redact.ts (Secret data, env
+ * values, URL userinfo, last-applied annotations), and logs lose URL userinfo. What could not
+ * be read is listed in errors.txt instead of failing the report.
  */
 import { writeFileSync } from 'node:fs';
 import { resolve } from 'node:path';
 import { stringify } from 'yaml';
+import { MANAGER_SELECTOR } from '../../infra/labels';
 import type { BucketProviderConfig, StorageBucket } from '../../operator/api/v1';
-import { PROVIDER_CONFIG, SECRET, SERVICE, STORAGE_BUCKET } from '../../operator/bucket/kinds';
+import { SECRET, SERVICE } from '../../operator/bucket/kinds';
 import { MANAGED_BY_SELECTOR } from '../../operator/bucket/owned';
 import { EVENT_KIND, type EventObject } from '../../operator/runtime/events';
 import type { KubeObject, ResourceKind } from '../../operator/runtime/types';
 import type { Options } from '../args';
+import { allAsV1, asV1 } from '../as-v1';
 import { diagnose, whyParagraph } from '../diagnose';
 import { ExitCode } from '../exit-codes';
-import { apiFailure, gatherSnapshot, getText, lookup, type Kube } from '../kube';
-import { redact } from '../redact';
+import { apiFailure, directReads, getText, listServed, lookup, snapshotOf, type Kube } from '../kube';
+import { redact, redactUserinfo } from '../redact';
 import { tarGz, type TarEntry } from '../tar';
 import type { Terminal } from '../terminal';
 import { buildTree } from '../trace';
 
 const POD: ResourceKind = { group: '', version: 'v1', kind: 'Pod', plural: 'pods', namespaced: true };
 const DEPLOYMENT: ResourceKind = { group: 'apps', version: 'v1', kind: 'Deployment', plural: 'deployments', namespaced: true };
+
+/** The label selector of the operator's Deployment, Pods and Services (what its Deployment selects on). */
+export const OPERATOR_SELECTOR = Object.entries(MANAGER_SELECTOR)
+  .map(([k, v]) => `${k}=${v}`)
+  .join(',');
 
 /** At most this many buckets get a `why` in summary.txt (each costs a few reads). */
 export const SUMMARY_LIMIT = 200;
@@ -70,7 +80,9 @@ export function bundleEntries(c: Collected): TarEntry[] {
         '',
         'summary.txt                  why, for each StorageBucket',
         'namespaces/<ns>/*.yaml       StorageBuckets, BucketProviderConfigs, Secrets (values redacted), Services, Events',
-        'operator/                    Deployments, Pods, container logs and metrics of the operator, when readable',
+        `operator/                    the operator's Deployments, Pods, Services (${OPERATOR_SELECTOR}), container logs and metrics, when readable`,
+        '',
+        'Redacted everywhere: Secret values, env values, userinfo in URLs, last-applied-configuration annotations.',
         'errors.txt                   what could not be read, and why',
         '',
       ].join('\n'),
@@ -91,24 +103,32 @@ function failure(what: string, err: unknown, server: string): string {
 
 async function collectNamespace(kube: Kube, ns: string, errors: string[]): Promise<Map<string, unknown[]>> {
   const files = new Map<string, unknown[]>();
-  const list = async (file: string, kind: ResourceKind, selector?: string): Promise<KubeObject[]> => {
+  const keep = async (file: string, what: string, read: () => Promise<KubeObject[]>): Promise<KubeObject[]> => {
     try {
-      const items = (await kube.client.list<KubeObject>(kind, { namespace: ns, ...(selector ? { labelSelector: selector } : {}) })).items;
+      const items = await read();
       files.set(file, items);
       return items;
     } catch (err) {
-      errors.push(failure(`list ${kind.plural} in ${ns}`, err, kube.config.server));
+      errors.push(failure(`list ${what} in ${ns}`, err, kube.server));
       return [];
     }
   };
-  const [, configs, owned] = await Promise.all([
-    list('storagebuckets', STORAGE_BUCKET),
-    list('bucketproviderconfigs', PROVIDER_CONFIG),
-    list('secrets', SECRET, MANAGED_BY_SELECTOR),
-    list('services', SERVICE, MANAGED_BY_SELECTOR),
+  const list = (kind: ResourceKind, selector: string) =>
+    keep(kind.plural, kind.plural, async () => (await kube.client.list<KubeObject>(kind, { namespace: ns, labelSelector: selector })).items);
+  const served = (file: string, kinds: readonly ResourceKind[]) =>
+    keep(file, file, async () => (await listServed(kube, kinds, { namespace: ns })).items);
+  const [, rawConfigs, owned] = await Promise.all([
+    served('storagebuckets', kube.served.buckets),
+    served('bucketproviderconfigs', kube.served.configs),
+    list(SECRET, MANAGED_BY_SELECTOR),
+    list(SERVICE, MANAGED_BY_SELECTOR),
   ]);
   // The configs' credential Secrets: only their metadata and key names go into the bundle.
-  const names = [...new Set((configs as BucketProviderConfig[]).map((c) => c.spec.secretRef.name))];
+  const configs = await allAsV1<BucketProviderConfig>(rawConfigs).catch((err: unknown) => {
+    errors.push(failure(`convert bucketproviderconfigs in ${ns}`, err, kube.server));
+    return [];
+  });
+  const names = [...new Set(configs.map((c) => c.spec.secretRef.name))];
   const credentials: unknown[] = [];
   for (const name of names) {
     try {
@@ -116,7 +136,7 @@ async function collectNamespace(kube: Kube, ns: string, errors: string[]): Promi
       if (l.state === 'found') credentials.push(redact({ ...l.object, kind: 'Secret' }));
       else errors.push(`Secret ${ns}/${name}: ${l.state === 'missing' ? 'not found' : l.message}`);
     } catch (err) {
-      errors.push(failure(`get Secret ${ns}/${name}`, err, kube.config.server));
+      errors.push(failure(`get Secret ${ns}/${name}`, err, kube.server));
     }
   }
   files.set('secrets', [...owned.map(redact), ...credentials]);
@@ -127,7 +147,7 @@ async function collectNamespace(kube: Kube, ns: string, errors: string[]): Promi
       events.filter((e) => e.regarding?.['kind'] === 'StorageBucket' || e.regarding?.['kind'] === 'BucketProviderConfig'),
     );
   } catch (err) {
-    errors.push(failure(`list events in ${ns}`, err, kube.config.server));
+    errors.push(failure(`list events in ${ns}`, err, kube.server));
   }
   return files;
 }
@@ -136,28 +156,35 @@ interface PodJson extends KubeObject {
   spec?: { containers?: { name: string }[] };
 }
 
+interface ServiceJson extends KubeObject {
+  spec?: { ports?: { name?: string }[] };
+}
+
 async function collectOperator(kube: Kube, opts: Options, errors: string[]): Promise<Map<string, string>> {
   const ns = opts.operatorNamespace;
   const files = new Map<string, string>();
+  // Only the operator's own objects: its namespace may hold others (a shared system namespace).
   const list = async (kind: ResourceKind): Promise<KubeObject[]> => {
     try {
-      return (await kube.client.list<KubeObject>(kind, { namespace: ns })).items;
+      return (await kube.client.list<KubeObject>(kind, { namespace: ns, labelSelector: OPERATOR_SELECTOR })).items;
     } catch (err) {
-      errors.push(failure(`list ${kind.plural} in ${ns}`, err, kube.config.server));
+      errors.push(failure(`list ${kind.plural} in ${ns}`, err, kube.server));
       return [];
     }
   };
-  const [deployments, pods] = await Promise.all([list(DEPLOYMENT), list(POD)]);
+  const [deployments, pods, services] = await Promise.all([list(DEPLOYMENT), list(POD), list(SERVICE)]);
+  if (deployments.length === 0 && pods.length === 0) errors.push(`no Deployment or Pod labelled ${OPERATOR_SELECTOR} in ${ns}`);
   files.set('deployments.yaml', yamlList(deployments));
   files.set('pods.yaml', yamlList(pods));
+  files.set('services.yaml', yamlList(services));
   for (const pod of pods as PodJson[]) {
     for (const c of pod.spec?.containers ?? []) {
       const name = pod.metadata?.name ?? '';
       const path = `/api/v1/namespaces/${encodeURIComponent(ns)}/pods/${encodeURIComponent(name)}/log?container=${encodeURIComponent(c.name)}&tailLines=${LOG_TAIL_LINES}`;
       try {
-        files.set(`logs/${name}_${c.name}.log`, await getText(kube, path));
+        files.set(`logs/${name}_${c.name}.log`, redactUserinfo(await getText(kube, path)));
       } catch (err) {
-        errors.push(failure(`logs of Pod ${ns}/${name} container ${c.name}`, err, kube.config.server));
+        errors.push(failure(`logs of Pod ${ns}/${name} container ${c.name}`, err, kube.server));
       }
     }
   }
@@ -170,8 +197,8 @@ async function collectOperator(kube: Kube, opts: Options, errors: string[]): Pro
       errors.push(`metrics from ${opts.metricsUrl}: ${err instanceof Error ? err.message : String(err)}`);
     }
   } else {
-    const services = await list(SERVICE);
-    for (const svc of services.filter((s) => (s.metadata?.name ?? '').endsWith('-metrics'))) {
+    const metrics = (services as ServiceJson[]).filter((s) => s.spec?.ports?.some((p) => p.name === 'metrics'));
+    for (const svc of metrics) {
       const name = svc.metadata?.name ?? '';
       try {
         files.set(
@@ -179,10 +206,10 @@ async function collectOperator(kube: Kube, opts: Options, errors: string[]): Pro
           await getText(kube, `/api/v1/namespaces/${encodeURIComponent(ns)}/services/${encodeURIComponent(name)}:metrics/proxy/metrics`),
         );
       } catch (err) {
-        errors.push(failure(`metrics through Service ${ns}/${name}`, err, kube.config.server));
+        errors.push(failure(`metrics through Service ${ns}/${name}`, err, kube.server));
       }
     }
-    if (services.length > 0 && !services.some((s) => (s.metadata?.name ?? '').endsWith('-metrics'))) errors.push(`no metrics Service in ${ns}`);
+    if (metrics.length === 0) errors.push(`no Service labelled ${OPERATOR_SELECTOR} with a metrics port in ${ns}`);
   }
   return files;
 }
@@ -194,10 +221,10 @@ export async function report(kube: Kube, opts: Options, term: Terminal, now: () 
   let namespaces: string[];
   if (opts.allNamespaces) {
     try {
-      const [buckets, configs] = await Promise.all([kube.client.list<KubeObject>(STORAGE_BUCKET), kube.client.list<KubeObject>(PROVIDER_CONFIG)]);
+      const [buckets, configs] = await Promise.all([listServed(kube, kube.served.buckets), listServed(kube, kube.served.configs)]);
       namespaces = [...new Set([...buckets.items, ...configs.items].map((o) => o.metadata?.namespace ?? ''))].filter(Boolean).sort();
     } catch (err) {
-      throw apiFailure(err, kube.config.server);
+      throw apiFailure(err, kube.server);
     }
   } else {
     namespaces = [opts.namespace ?? kube.namespace];
@@ -207,9 +234,10 @@ export async function report(kube: Kube, opts: Options, term: Terminal, now: () 
   for (const ns of namespaces) {
     const files = await collectNamespace(kube, ns, errors);
     perNamespace.set(ns, files);
+    const reads = directReads(kube);
     for (const b of ((files.get('storagebuckets') ?? []) as StorageBucket[]).slice(0, Math.max(0, SUMMARY_LIMIT - summary.length))) {
       try {
-        const s = await gatherSnapshot(kube, ns, b.metadata.name ?? '', () => at);
+        const s = await snapshotOf(kube, await asV1<StorageBucket>(b), reads, () => at);
         summary.push(whyParagraph(s, diagnose(s, buildTree(s))));
       } catch (err) {
         errors.push(`why ${ns}/${b.metadata.name ?? ''}: ${err instanceof Error ? err.message : String(err)}`);
@@ -219,7 +247,7 @@ export async function report(kube: Kube, opts: Options, term: Terminal, now: () 
   const operator = await collectOperator(kube, opts, errors);
   const collected: Collected = {
     now: at,
-    context: `${opts.context ?? 'current context'} of ${kube.config.source}`,
+    context: `${kube.context} of ${kube.source} (server ${kube.server})`,
     scope: opts.allNamespaces ? `all namespaces (${namespaces.length})` : `namespace ${namespaces[0] ?? ''}`,
     namespaces: perNamespace,
     summary,

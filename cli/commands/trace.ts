@@ -8,12 +8,11 @@
 import type { Options } from '../args';
 import { diagnose, exitCodeOf, whyParagraph } from '../diagnose';
 import type { ExitCode } from '../exit-codes';
-import { gatherSnapshot, type Kube } from '../kube';
+import { directReads, readBucket, snapshotOf, type Kube } from '../kube';
 import { renderTrace, traceJson } from '../render';
 import type { Snapshot } from '../snapshot';
 import { useColor, type Terminal } from '../terminal';
 import { buildTree } from '../trace';
-import { PROVIDER_CONFIG, STORAGE_BUCKET } from '../../operator/bucket/kinds';
 import { ApiError } from '../../operator/runtime/api-errors';
 import type { ResourceKind } from '../../operator/runtime/types';
 
@@ -46,13 +45,14 @@ export async function trace(kube: Kube, opts: Options, term: Terminal, signal: A
   const ns = opts.namespace ?? kube.namespace;
   const name = opts.name ?? '';
   const color = useColor(opts.color, term);
-  const snapshot = await gatherSnapshot(kube, ns, name);
+  const { bucket, kind } = await readBucket(kube, ns, name);
+  const snapshot = await snapshotOf(kube, bucket, directReads(kube));
   const first = frame(snapshot, opts, term, color);
   if (!opts.watch) {
     term.out(first.text);
     return first.code;
   }
-  return watchTrace(kube, snapshot, opts, term, color, signal, first);
+  return watchTrace(kube, kind, snapshot, opts, term, color, signal, first);
 }
 
 /** Resolves on the first `fire()` after a `wait`, or after `ms`. */
@@ -105,6 +105,7 @@ async function watchObject(kube: Kube, kind: ResourceKind, ns: string, name: str
 
 async function watchTrace(
   kube: Kube,
+  bucketKind: ResourceKind,
   snapshot: Snapshot,
   opts: Options,
   term: Terminal,
@@ -117,9 +118,13 @@ async function watchTrace(
   const trigger = new Trigger();
   const stop = new AbortController();
   signal.addEventListener('abort', () => stop.abort(), { once: true });
+  // The bucket is watched in the version it was read in (served without the webhook); its config
+  // in the same version where served. A watch the webhook breaks costs only prompt redraws: the
+  // refresh every WATCH_REFRESH_MS reads both again.
+  const configKind = kube.served.configs.find((k) => k.version === bucketKind.version) ?? kube.served.configs[0] ?? bucketKind;
   const watches = [
-    watchObject(kube, STORAGE_BUCKET, ns, name, trigger, stop.signal),
-    watchObject(kube, PROVIDER_CONFIG, ns, snapshot.bucket.spec.providerRef.name, trigger, stop.signal),
+    watchObject(kube, bucketKind, ns, name, trigger, stop.signal),
+    watchObject(kube, configKind, ns, snapshot.bucket.spec.providerRef.name, trigger, stop.signal),
   ];
   const redraw = term.isTTY && opts.output !== 'json';
   const show = (f: { text: string }) => {
@@ -134,7 +139,8 @@ async function watchTrace(
       if (signal.aborted) break;
       let next;
       try {
-        next = frame(await gatherSnapshot(kube, ns, name), opts, term, color);
+        const { bucket } = await readBucket(kube, ns, name);
+        next = frame(await snapshotOf(kube, bucket, directReads(kube)), opts, term, color);
       } catch (err) {
         // The bucket was deleted, or the API server is away for a moment: say so and go on.
         term.err(`${err instanceof Error ? err.message : String(err)}\n`);
@@ -152,7 +158,8 @@ async function watchTrace(
 
 /** `why`: the paragraph, or with `-o json` the same document as `trace -o json`. */
 export async function why(kube: Kube, opts: Options, term: Terminal): Promise<ExitCode> {
-  const s = await gatherSnapshot(kube, opts.namespace ?? kube.namespace, opts.name ?? '');
+  const { bucket } = await readBucket(kube, opts.namespace ?? kube.namespace, opts.name ?? '');
+  const s = await snapshotOf(kube, bucket, directReads(kube));
   const tree = buildTree(s);
   const d = diagnose(s, tree);
   const text = whyParagraph(s, d);

@@ -19,6 +19,9 @@ const GONE: Step = { type: 'removeFinalizer', why: 'gone' };
 
 /**
  * The next deletion step for `bucket` given `facts`, or the fact still needed. In order:
+ * - the StorageBucket CRD is being deleted or is gone: the API server deletes every object of
+ *   the kind, which no user asked of this one, so the finalizer is released and the provider
+ *   bucket kept, whatever the policy and provenance (an uninstall must not deprovision);
  * - a policy that keeps the bucket (deletionPolicy Orphan, managementPolicy Observe) releases
  *   the finalizer with no provider call;
  * - nothing was ever sent (no id, no key): nothing can exist, release;
@@ -31,6 +34,8 @@ const GONE: Step = { type: 'removeFinalizer', why: 'gone' };
  *   lost create sent elsewhere, blocks rather than release what may still exist there.
  */
 export function cleanup(bucket: StorageBucket, facts: DecisionFacts): Step | Need {
+  // First, before any connection or provider call: none is needed to keep a bucket.
+  if (facts.crdDeleting) return { type: 'removeFinalizer', why: 'crdDeleting' };
   if ((bucket.spec.deletionPolicy ?? 'Delete') === 'Orphan' || bucket.spec.managementPolicy === 'Observe') {
     return { type: 'removeFinalizer', why: 'orphan' };
   }

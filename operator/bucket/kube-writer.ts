@@ -90,6 +90,8 @@ export function kubeWriter(client: KubeClient, fieldManager: string, own: OwnVer
         });
         return items.length > 0;
       } catch (err) {
+        // The kind itself is gone (its CRD deleted, as in an uninstall): so is every bucket.
+        if (isNotFound(err)) return false;
         // A CRD installed before the field was selectable answers 400: list the namespace's
         // StorageBuckets instead (our own kind, so bounded by our own objects).
         if (!(err instanceof ApiError && err.status === 400)) throw err;

@@ -19,6 +19,8 @@ export interface OwnedObjectsDeps {
   readonly services: Cache<V1Service>;
   readonly writer: ObjectWriter;
   readonly events: EventSink;
+  /** apiVersion of the owner references: the StorageBucket version read and written. @default v1 */
+  readonly ownerApiVersion?: string;
 }
 
 /** Writes the owned objects only when the cached copies differ from the desired ones. */
@@ -28,8 +30,8 @@ export class OwnedObjects {
   /** Brings the Secret and Service of `bucket` in line with `external`, reached at `providerEndpoint`. */
   async ensure(bucket: StorageBucket, providerEndpoint: string, external: Pick<ProviderBucket, 'id' | 'endpoint' | 'region'>): Promise<void> {
     const access = { id: external.id, endpoint: external.endpoint, region: external.region, providerEndpoint };
-    const secret = desiredSecret(bucket, access);
-    const service = desiredService(bucket, access);
+    const secret = desiredSecret(bucket, access, this.d.ownerApiVersion);
+    const service = desiredService(bucket, access, this.d.ownerApiVersion);
     // Independent objects: written together, and both attempted even when one fails.
     await settled(
       this.ensureOne(bucket, SECRET, secret, this.d.ownedSecrets, (live) => secretNeedsApply(secret, live)),

@@ -46,10 +46,16 @@ function sha256Values(data: Readonly<Record<string, string>> | undefined): Recor
   return out;
 }
 
-/** The controller owner reference pointing at `bucket`. */
-export function ownerRef(bucket: StorageBucket): V1OwnerReference {
+/**
+ * The controller owner reference pointing at `bucket`, in `apiVersion`: the version the
+ * operator reads and writes, which is the CRD's storage version (own-version.ts). The garbage
+ * collector looks the owner up in the version the reference names, so a stored version needs
+ * no conversion (no webhook) for it, and the reference stays valid when the other version is
+ * no longer served. `bucket` itself is the v1 form the controllers work on.
+ */
+export function ownerRef(bucket: StorageBucket, apiVersion: string = API_VERSION): V1OwnerReference {
   // Cached objects may lack apiVersion/kind (list items of some servers omit them).
-  return ownerReference({ ...bucket, apiVersion: API_VERSION, kind: StorageBucketDefinition.kind });
+  return ownerReference({ ...bucket, apiVersion, kind: StorageBucketDefinition.kind });
 }
 
 /** Connection details published to workloads. */
@@ -60,8 +66,8 @@ export interface AccessDetails {
   readonly providerEndpoint: string;
 }
 
-/** The desired `<name>-access` Secret. */
-export function desiredSecret(bucket: StorageBucket, access: AccessDetails): V1Secret {
+/** The desired `<name>-access` Secret; its owner reference in `ownerApiVersion` (see {@link ownerRef}). */
+export function desiredSecret(bucket: StorageBucket, access: AccessDetails, ownerApiVersion: string = API_VERSION): V1Secret {
   const name = bucket.metadata.name ?? '';
   const b64 = (s: string) => Buffer.from(s, 'utf8').toString('base64');
   return {
@@ -71,7 +77,7 @@ export function desiredSecret(bucket: StorageBucket, access: AccessDetails): V1S
       name: accessSecretName(name),
       namespace: bucket.metadata.namespace,
       labels: ownedLabels(name),
-      ownerReferences: [ownerRef(bucket)],
+      ownerReferences: [ownerRef(bucket, ownerApiVersion)],
     },
     type: 'Opaque',
     data: {
@@ -83,8 +89,8 @@ export function desiredSecret(bucket: StorageBucket, access: AccessDetails): V1S
   };
 }
 
-/** The desired Service: an in-cluster DNS name that resolves to the bucket's endpoint. */
-export function desiredService(bucket: StorageBucket, access: AccessDetails): V1Service {
+/** The desired Service: an in-cluster DNS name that resolves to the bucket's endpoint; owner reference as {@link desiredSecret}'s. */
+export function desiredService(bucket: StorageBucket, access: AccessDetails, ownerApiVersion: string = API_VERSION): V1Service {
   const name = bucket.metadata.name ?? '';
   return {
     apiVersion: 'v1',
@@ -93,7 +99,7 @@ export function desiredService(bucket: StorageBucket, access: AccessDetails): V1
       name: serviceName(name),
       namespace: bucket.metadata.namespace,
       labels: ownedLabels(name),
-      ownerReferences: [ownerRef(bucket)],
+      ownerReferences: [ownerRef(bucket, ownerApiVersion)],
     },
     spec: {
       type: 'ExternalName',
@@ -119,7 +125,9 @@ export function endpointHost(endpoint: string): string {
 export function secretNeedsApply(desired: V1Secret, live: OwnedSecret | undefined): boolean {
   if (!live) return true;
   const liveHashes = live.dataSha256 ?? sha256Values(live.data);
-  return !subset(desired.metadata?.labels, live.metadata?.labels) || !subset(sha256Values(desired.data), liveHashes);
+  return (
+    !subset(desired.metadata?.labels, live.metadata?.labels) || !subset(sha256Values(desired.data), liveHashes) || !sameOwnerVersion(desired, live)
+  );
 }
 
 /** True when the live Service (controlled by the bucket, or absent) lacks anything the desired one sets. */
@@ -127,6 +135,7 @@ export function serviceNeedsApply(desired: V1Service, live: V1Service | undefine
   if (!live) return true;
   return (
     !subset(desired.metadata?.labels, live.metadata?.labels) ||
+    !sameOwnerVersion(desired, live) ||
     live.spec?.type !== desired.spec?.type ||
     live.spec?.externalName !== desired.spec?.externalName
   );
@@ -135,6 +144,16 @@ export function serviceNeedsApply(desired: V1Service, live: V1Service | undefine
 /** True when `obj` carries a controller ownerReference to `owner`. */
 export function isControlledBy(obj: { metadata?: { ownerReferences?: V1OwnerReference[] } }, owner: StorageBucket): boolean {
   return (obj.metadata?.ownerReferences ?? []).some((r) => r.controller === true && r.uid === owner.metadata.uid);
+}
+
+/**
+ * The live object's reference to the desired controller names it in the same version: one
+ * written before the CRDs' storage version changed is rewritten (an apply keyed by uid).
+ */
+function sameOwnerVersion(desired: KubeObject, live: KubeObject): boolean {
+  const [want] = desired.metadata?.ownerReferences ?? [];
+  const have = (live.metadata?.ownerReferences ?? []).find((r) => r.uid === want?.uid);
+  return !want || !have || have.apiVersion === want.apiVersion;
 }
 
 function subset(want: Readonly<Record<string, string>> | undefined, have: Readonly<Record<string, string>> | undefined): boolean {

@@ -88,6 +88,13 @@ export interface DecisionFacts {
   readonly keyOwner?: (key: string) => string | undefined;
   /** Set once the provider was asked (or a call's answer told what it holds). */
   readonly observation?: Observation;
+  /**
+   * The StorageBucket CRD is being deleted or is gone, read after this object's deletion was
+   * seen (see crd-guard.ts): the API server, not a user, is deleting every object, so cleanup
+   * releases them and deletes nothing at the provider. Gathered for deleting objects only.
+   * @default false
+   */
+  readonly crdDeleting?: boolean;
 }
 
 /** Where a connection reached. */
@@ -161,9 +168,10 @@ export type Step =
   /**
    * Release our finalizer. `orphan`: the policy keeps the provider bucket. `gone`: nothing of
    * ours is left at the provider. `notOurs`: the provider bucket belongs to another object,
-   * so it is left alone.
+   * so it is left alone. `crdDeleting`: the StorageBucket CRD is being deleted (an uninstall,
+   * a GitOps prune), a mass deletion no user asked of this object: the bucket is kept.
    */
-  | { readonly type: 'removeFinalizer'; readonly why: 'orphan' | 'gone' | 'notOurs' }
+  | { readonly type: 'removeFinalizer'; readonly why: 'orphan' | 'gone' | 'notOurs' | 'crdDeleting' }
   /** The provider is still applying a create or a change: poll. */
   | { readonly type: 'wait'; readonly phase: 'Provisioning' | 'Resizing' }
   /** Active and matching. `announce`: it was not Ready before (logged; the Ready condition's transition says when). */

@@ -12,6 +12,20 @@
 import type { PermissionRule } from '../api/policy';
 import { GROUP } from '../api/v1/group';
 import { CLUSTER_IDENTITY_NAMESPACE } from './cluster-identity';
+import { STORAGE_BUCKET_CRD_NAME } from './crd-guard';
+
+/**
+ * Reading the kube-system namespace's uid: the cluster identity, not needed with
+ * `--cluster-id` (infra/ leaves it out then).
+ */
+export const CLUSTER_IDENTITY_PERMISSION: PermissionRule = {
+  apiGroups: [''],
+  resources: ['namespaces'],
+  verbs: ['get'],
+  resourceNames: [CLUSTER_IDENTITY_NAMESPACE],
+  scope: 'cluster',
+  reason: "read the kube-system namespace's uid once at start: the cluster identity in provider buckets' owner tags (not needed with --cluster-id)",
+};
 
 /** RBAC rules of the bucket controllers. */
 export const BUCKET_PERMISSIONS: readonly PermissionRule[] = [
@@ -54,12 +68,15 @@ export const BUCKET_PERMISSIONS: readonly PermissionRule[] = [
     scope: 'watched',
     reason: 'create and patch the owned ExternalName Service fronting each bucket',
   },
+  CLUSTER_IDENTITY_PERMISSION,
   {
-    apiGroups: [''],
-    resources: ['namespaces'],
-    verbs: ['get'],
-    resourceNames: [CLUSTER_IDENTITY_NAMESPACE],
+    apiGroups: ['apiextensions.k8s.io'],
+    resources: ['customresourcedefinitions'],
+    // list/watch by name too: the informer selects metadata.name=<the CRD>, which RBAC
+    // matches against resourceNames.
+    verbs: ['get', 'list', 'watch'],
+    resourceNames: [STORAGE_BUCKET_CRD_NAME],
     scope: 'cluster',
-    reason: "read the kube-system namespace's uid once at start: the cluster identity in provider buckets' owner tags (not needed with --cluster-id)",
+    reason: 'see whether the StorageBucket CRD is being deleted: objects deleted with it are released, their provider buckets kept (uninstall guard)',
   },
 ];

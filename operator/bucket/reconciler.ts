@@ -26,6 +26,7 @@ import {
 } from '../runtime';
 import { remainingAfterDelete } from './cleanup';
 import { ConnectError, type Connection } from './connect';
+import type { CrdGuard } from './crd-guard';
 import { externalClient, type ExternalClient } from './external';
 import { classifyFailure } from './failure';
 import { STORAGE_BUCKET } from './kinds';
@@ -51,12 +52,16 @@ export interface BucketReconcilerDeps {
    * taken, changed or deleted.
    */
   readonly clusterId: string;
+  /** Whether the StorageBucket CRD is being deleted, asked for each deleting object (crd-guard.ts). @default never */
+  readonly crd?: CrdGuard;
   /** Resolves the bucket's provider connection; throws {@link ConnectError} when it cannot. */
   readonly connect: (bucket: StorageBucket, signal: AbortSignal) => Promise<Connection>;
   /** Owned Secrets: only those labelled as the operator's, data condensed to hashes. */
   readonly ownedSecrets: Cache<OwnedSecret>;
   /** Owned Services: only those labelled as the operator's. */
   readonly services: Cache<V1Service>;
+  /** apiVersion of the owned objects' owner references (see OwnedObjects). @default v1 */
+  readonly ownerApiVersion?: string;
   readonly writer: ObjectWriter;
   readonly events: EventSink;
   /** Told about status writes that fail while a failure is being reported. @default ignored */
@@ -105,7 +110,6 @@ export class BucketReconciler implements Reconciler {
   private readonly newKey: () => string;
   private readonly jitter: (ms: number) => number;
   private readonly released: ReleasedObjects;
-
   private readonly owned: OwnedObjects;
 
   constructor(private readonly d: BucketReconcilerDeps) {
@@ -136,6 +140,7 @@ export class BucketReconciler implements Reconciler {
     // Why the account lookup failed, if it did: raised only when a decision needs the account.
     let accountFailure: { readonly err: unknown } | undefined;
     try {
+      if (cached.metadata.deletionTimestamp && this.d.crd) facts = { ...facts, crdDeleting: await this.d.crd.deleting() };
       for (let i = 0; i < MAX_DECISIONS; i++) {
         const bucket = seen.bucket;
         const next = decide(bucket, facts);
@@ -278,10 +283,11 @@ export class BucketReconciler implements Reconciler {
         if (step.why === 'notOurs') log.warn({ msg: 'released finalizer without deleting the provider bucket: another StorageBucket owns it' });
         await this.d.writer.removeFinalizer(STORAGE_BUCKET, bucket, BUCKET_FINALIZER);
         this.released.add(bucket.metadata.uid);
+        // The object vanishes with its CRD, so an info line (why: crdDeleting) and a counter say the bucket was kept.
+        if (step.why === 'crdDeleting') this.d.crd?.released();
         // 'gone' follows the 'deleted provider bucket' line (or a bucket that never existed):
         // a second line per delete would only repeat it, at the logging cost of a mass delete.
-        if (step.why === 'gone') log.debug({ msg: 'released finalizer', why: step.why });
-        else log.info({ msg: 'released finalizer', why: step.why });
+        log[step.why === 'gone' ? 'debug' : 'info']({ msg: 'released finalizer', why: step.why });
         return done();
 
       case 'upToDate': {

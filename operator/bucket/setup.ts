@@ -4,7 +4,8 @@
  *
  * The caches hold only what is ours or what we were pointed at: owned Secrets and Services
  * through a managed-by label selector (Secret data condensed to hashes), credential Secrets
- * through one informer on the credentials label (however many configs there are: one watch).
+ * through one informer on the credentials label (however many configs there are: one watch),
+ * the StorageBucket CRD by name, metadata only (the uninstall guard, crd-guard.ts).
  * No informer lists all Secrets or Services.
  */
 import type { V1Secret, V1Service } from '@kubernetes/client-node';
@@ -20,6 +21,7 @@ import {
 } from '../runtime';
 import { ConfigReconciler } from './config-reconciler';
 import { connect, CREDENTIALS_SELECTOR, withoutUnlabelledData, type CredentialSecrets } from './connect';
+import { CRD, CRD_INFORMER_OPTIONS, crdGuard, STORAGE_BUCKET_CRD_NAME } from './crd-guard';
 import { driftScan } from './drift-scanner';
 import { registerBucketLifecycleMetrics } from './lifecycle-metrics';
 import {
@@ -123,6 +125,12 @@ export function setupBucketControllers(mgr: Manager, opts: BucketControllersOpti
     waitForSync: (signal) => credentials.waitForSync(signal),
     lookup: async (key) => withoutUnlabelledData(await opts.writer.get<V1Secret>(SECRET, key)),
   };
+  // Objects the API server deletes along with their CRD are released, never deprovisioned (cleanup.ts).
+  const crd = crdGuard({
+    cache: mgr.informers.informerFor(CRD, CRD_INFORMER_OPTIONS).cache,
+    read: () => opts.writer.get(CRD, { namespace: '', name: STORAGE_BUCKET_CRD_NAME }),
+    registry: mgr.metrics.registry,
+  });
 
   // Spec changes, deletion, finalizers and our annotations (pause, adopt) matter; our own
   // status writes do not, since polling is driven by requeueAfter.
@@ -160,6 +168,8 @@ export function setupBucketControllers(mgr: Manager, opts: BucketControllersOpti
         clusterId: opts.clusterId,
         ownedSecrets,
         services,
+        crd,
+        ownerApiVersion: `${STORAGE_BUCKET.group}/${STORAGE_BUCKET.version}`,
         connect: (bucket, signal) => connect({ configs, secrets, clients: opts.clients }, bucket, signal),
         writer: opts.writer,
         events: opts.events,

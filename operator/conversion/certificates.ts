@@ -76,6 +76,24 @@ const OID = {
 /** KeyUsage bit numbers (RFC 5280 4.2.1.3). */
 const KEY_USAGE = { digitalSignature: 0, keyCertSign: 5, cRLSign: 6 } as const;
 
+/** Longest common name X.509 allows (RFC 5280's ub-common-name). */
+export const MAX_COMMON_NAME = 64;
+
+/**
+ * `base` followed by `suffix` as a common name of at most {@link MAX_COMMON_NAME} characters:
+ * when too long, `base` is cut and a short hash of the whole of it keeps names from different
+ * bases apart; `suffix` (e.g. a CA's `-ca-<time>`) is kept whole. A Service name may be 63
+ * characters and the CA's name adds 14; a shortened name costs nothing, since no verifier
+ * matches the common name (Go's TLS client ignores it; the SANs are what it checks).
+ */
+export function fitCommonName(base: string, suffix = ''): string {
+  if (base.length + suffix.length <= MAX_COMMON_NAME) return `${base}${suffix}`;
+  const hash = `-${createHash('sha256').update(base).digest('hex').slice(0, 8)}`;
+  const keep = MAX_COMMON_NAME - suffix.length - hash.length;
+  if (keep < 1) throw new Error(`certificate common name: suffix "${suffix}" leaves no room for a name`);
+  return `${base.slice(0, keep)}${hash}${suffix}`;
+}
+
 /** The DNS names a Service is reached by from inside the cluster, which the API server uses for a webhook `service` reference. */
 export function serviceDnsNames(service: string, namespace: string): string[] {
   return [`${service}.${namespace}.svc`, `${service}.${namespace}.svc.cluster.local`];
@@ -165,7 +183,8 @@ function extension(id: string, critical: boolean, value: Buffer): Buffer {
 }
 
 function distinguishedName(commonName: string): Buffer {
-  if (commonName === '' || commonName.length > 64) throw new Error('certificate common name must be 1 to 64 characters');
+  // A caller with a longer name shortens it first (fitCommonName).
+  if (commonName === '' || commonName.length > MAX_COMMON_NAME) throw new Error(`certificate common name must be 1 to ${MAX_COMMON_NAME} characters`);
   return sequence(set(sequence(oid(OID.commonName), utf8String(commonName))));
 }
 

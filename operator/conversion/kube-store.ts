@@ -1,8 +1,10 @@
 /**
  * {@link CertStore} on the API server: the webhook Secret in the operator's namespace and the
- * caBundle of the CRDs the webhook converts for.
+ * caBundle of the CRDs the webhook converts for. Every write is conditional: the Secret is
+ * created (AlreadyExists when another replica made it) or replaced on the resourceVersion it
+ * was read at, and a caBundle patch carries the CRD's resourceVersion when the caller read one.
  */
-import { isNotFound, type KubeClient, type KubeObject, type ResourceKind } from '../runtime';
+import { isAlreadyExists, isNotFound, type KubeClient, type KubeObject, type ResourceKind } from '../runtime';
 import type { CertStore, CrdConversion, StoredCerts } from './keeper';
 import type { CertData } from './secret-certs';
 
@@ -27,7 +29,7 @@ export interface KubeCertStoreOptions {
   readonly secretName: string;
   /** Names of the CRDs whose caBundle is kept. */
   readonly crdNames: readonly string[];
-  /** Labels of the Secret when it is created. */
+  /** Labels the Secret carries (set on create, kept on top of others' on a replace). */
   readonly labels: Readonly<Record<string, string>>;
   readonly fieldManager: string;
 }
@@ -59,21 +61,48 @@ export function kubeCertStore(opts: KubeCertStoreOptions): CertStore {
     async read(): Promise<StoredCerts | undefined> {
       try {
         const secret = await client.get<SecretJson>(SECRET_KIND, namespace, secretName);
-        return { data: decodeSecretData(secret.data), resourceVersion: secret.metadata?.resourceVersion ?? '' };
+        const { labels, annotations } = secret.metadata ?? {};
+        return {
+          data: decodeSecretData(secret.data),
+          resourceVersion: secret.metadata?.resourceVersion ?? '',
+          ...(labels ? { labels } : {}),
+          ...(annotations ? { annotations } : {}),
+        };
       } catch (err) {
         if (isNotFound(err)) return undefined;
         throw err;
       }
     },
-    async write(data, resourceVersion) {
+    async create(data) {
       const secret: SecretJson = {
-        metadata: { name: secretName, namespace, labels: { ...opts.labels }, ...(resourceVersion ? { resourceVersion } : {}) },
+        metadata: { name: secretName, namespace, labels: { ...opts.labels } },
         // kubernetes.io/tls so tools recognise tls.crt and tls.key; ca.crt and ca.key ride along.
         type: 'kubernetes.io/tls',
         data: encode(data),
       };
-      if (resourceVersion === undefined) await client.create(SECRET_KIND, secret, { fieldManager: opts.fieldManager });
-      else await client.update(SECRET_KIND, secret, { fieldManager: opts.fieldManager });
+      try {
+        await client.create(SECRET_KIND, secret, { fieldManager: opts.fieldManager });
+        return true;
+      } catch (err) {
+        if (isAlreadyExists(err)) return false;
+        throw err;
+      }
+    },
+    async replace(data, previous) {
+      // A read-modify-write on the resourceVersion read: what others added to the Secret (labels,
+      // annotations, data keys) stays, and a concurrent change makes this fail, not vanish.
+      const secret: SecretJson = {
+        metadata: {
+          name: secretName,
+          namespace,
+          labels: { ...previous.labels, ...opts.labels },
+          ...(previous.annotations ? { annotations: { ...previous.annotations } } : {}),
+          resourceVersion: previous.resourceVersion,
+        },
+        type: 'kubernetes.io/tls',
+        data: encode({ ...previous.data, ...data }),
+      };
+      await client.update(SECRET_KIND, secret, { fieldManager: opts.fieldManager });
     },
     async crds(): Promise<CrdConversion[]> {
       const out: CrdConversion[] = [];
@@ -91,6 +120,7 @@ export function kubeCertStore(opts: KubeCertStoreOptions): CertStore {
         const service = clientConfig?.service;
         out.push({
           name,
+          ...(crd.metadata?.resourceVersion ? { resourceVersion: crd.metadata.resourceVersion } : {}),
           webhook: conversion?.strategy === 'Webhook',
           caBundle: caBundle === undefined ? undefined : Buffer.from(caBundle, 'base64').toString('utf8'),
           target: {
@@ -101,8 +131,12 @@ export function kubeCertStore(opts: KubeCertStoreOptions): CertStore {
       }
       return out;
     },
-    async setCaBundle(name, caBundle) {
-      const patch = { spec: { conversion: { webhook: { clientConfig: { caBundle: Buffer.from(caBundle, 'utf8').toString('base64') } } } } };
+    async setCaBundle(name, caBundle, resourceVersion) {
+      const patch = {
+        // A merge patch with a resourceVersion is conditional: it fails with Conflict when the CRD changed since.
+        ...(resourceVersion ? { metadata: { resourceVersion } } : {}),
+        spec: { conversion: { webhook: { clientConfig: { caBundle: Buffer.from(caBundle, 'utf8').toString('base64') } } } },
+      };
       await client.patch(CRD_KIND, '', name, patch, 'merge', { fieldManager: opts.fieldManager });
     },
   };

@@ -9,7 +9,7 @@
  * wrong and never quote one.
  */
 import { createPrivateKey, X509Certificate, type KeyObject } from 'node:crypto';
-import { issueCa, issueServing, type IssuedCertificate } from './certificates';
+import { fitCommonName, issueCa, issueServing, type IssuedCertificate } from './certificates';
 import type { CaFacts, CertFacts, CertPolicy, RotationStep, ServingFacts } from './rotation';
 
 /** Keys of the webhook Secret's data. */
@@ -20,7 +20,7 @@ export type CertData = Readonly<Record<string, string>>;
 
 /** Names the serving certificate is for. */
 export interface ServingNames {
-  /** Common name of the serving certificate and prefix of its CAs'. */
+  /** Common name of the serving certificate and prefix of its CAs' (shortened to fit, see fitCommonName). */
   readonly commonName: string;
   readonly dnsNames: readonly string[];
   readonly ipAddresses?: readonly string[];
@@ -94,14 +94,18 @@ function servingFacts(data: CertData, cas: readonly X509Certificate[], names: Se
 export function applyRotation(step: RotationStep, data: CertData | undefined, now: number, policy: CertPolicy, names: ServingNames): CertData {
   const newCa = (): IssuedCertificate =>
     issueCa({
-      commonName: `${names.commonName}-ca-${Math.floor(now / 1000)}`,
+      commonName: fitCommonName(names.commonName, `-ca-${Math.floor(now / 1000)}`),
       notBefore: new Date(now - CERT_BACKDATE_MS),
       notAfter: new Date(now + policy.caValidityMs),
     });
   switch (step.kind) {
     case 'create': {
       const ca = newCa();
-      return withServing({ [CertSecretKey.caBundle]: ca.certificate, [CertSecretKey.caKey]: ca.privateKey }, ca, now, policy, names);
+      // CAs of the Secret being replaced that still hold stay beside the new one: the caBundle
+      // trusts them, and a replica may still serve a certificate from one until it loads the
+      // new Secret. The planner drops them after an overlap, as in a rotation.
+      const bundle = `${carriedCas(data, now).join('')}${ca.certificate}`;
+      return withServing({ [CertSecretKey.caBundle]: bundle, [CertSecretKey.caKey]: ca.privateKey }, ca, now, policy, names);
     }
     case 'addCa': {
       const ca = newCa();
@@ -125,7 +129,7 @@ export function applyRotation(step: RotationStep, data: CertData | undefined, no
 function withServing(data: CertData, ca: IssuedCertificate, now: number, policy: CertPolicy, names: ServingNames): CertData {
   const caNotAfter = new Date(new X509Certificate(ca.certificate).validTo).getTime();
   const serving = issueServing({
-    commonName: names.commonName,
+    commonName: fitCommonName(names.commonName),
     dnsNames: names.dnsNames,
     ...(names.ipAddresses ? { ipAddresses: names.ipAddresses } : {}),
     notBefore: new Date(now - CERT_BACKDATE_MS),
@@ -143,6 +147,18 @@ function signingCa(data: CertData | undefined): IssuedCertificate {
   const certificate = bundleOf(data).find((pem) => safeCheckKey(new X509Certificate(pem), key));
   if (!privateKey || !certificate) throw new Error(`no CA in ${CertSecretKey.caBundle} matches ${CertSecretKey.caKey}`);
   return { certificate, privateKey };
+}
+
+/** The CA certificates of `data`'s bundle that parse and are valid at `now`. */
+function carriedCas(data: CertData | undefined, now: number): string[] {
+  return bundleOf(data).filter((pem) => {
+    try {
+      const cert = new X509Certificate(pem);
+      return cert.ca && new Date(cert.validFrom).getTime() <= now && now < new Date(cert.validTo).getTime();
+    } catch {
+      return false;
+    }
+  });
 }
 
 function bundleOf(data: CertData | undefined): string[] {

@@ -1,8 +1,15 @@
 /**
  * Wires the conversion webhook into a manager: every replica serves it (the API server may
- * call any), loading the serving certificate from the webhook Secret as it changes; the
- * leader alone keeps the Secret and the CRDs' caBundle ({@link CertificateKeeper}), unless
- * another tool (cert-manager) keeps them.
+ * call any), loading the serving certificate from the webhook Secret as it changes. Unless
+ * another tool (cert-manager) keeps the certificates, every replica makes the Secret when there
+ * is none (one create wins, its CA trusted by the CRDs first), and the leader alone rotates it
+ * and keeps the CRDs' caBundle in line ({@link CertificateKeeper}): a replica must not wait for
+ * a leader to become ready, since during a rolling update from a version without the webhook
+ * the leader is an old replica that never makes one.
+ *
+ * The webhook's readiness is its own ("conversion-webhook": listening, a certificate loaded,
+ * not draining), so a Pod serving it can stay behind the webhook's Service while its
+ * controller waits for caches or the Lease (see the manager's `readyzIncludesController`).
  *
  * The operator itself reads and writes the storage version (`--api-version`), which the API
  * server never converts: its reconciles never depend on the webhook being up.
@@ -66,7 +73,10 @@ interface SecretJson {
   data?: Record<string, string>;
 }
 
-/** Adds the webhook to `manager`: server and readiness check on every replica, certificate keeper on the leader. */
+/**
+ * Adds the webhook to `manager`: server, readiness check and the making of a missing Secret on
+ * every replica, certificate rotation on the leader.
+ */
 export function setupConversionWebhook(
   manager: Manager,
   deps: { readonly client: Pick<KubeClient, 'get' | 'create' | 'update' | 'patch'>; readonly logger: Logger; readonly fieldManager: string },
@@ -81,24 +91,31 @@ export function setupConversionWebhook(
     ...(opts.ipAddresses?.length ? { ipAddresses: opts.ipAddresses } : {}),
   };
   const server = new ConversionServer({ metrics: new ConversionMetrics({ registry: manager.metrics.registry }), logger });
-  manager.addReadyzCheck('conversion-webhook', server.readyCheck);
-  if ((opts.certificates ?? 'operator') === 'operator') {
-    manager.addRunnable(
-      new CertificateKeeper({
-        store: kubeCertStore({
-          client: deps.client,
-          namespace: opts.namespace,
-          secretName: opts.secretName,
-          crdNames: CONVERTED_CRD_NAMES,
-          labels: { [MANAGED_BY_LABEL]: MANAGED_BY_VALUE },
-          fieldManager: deps.fieldManager,
-        }),
-        policy,
-        names,
-        logger,
-      }),
-    );
-  }
+  let listening = false;
+  manager.addReadyzCheck('conversion-webhook', () => {
+    if (!listening) throw new Error('not listening yet');
+    server.readyCheck();
+  });
+  const keeper =
+    (opts.certificates ?? 'operator') === 'operator'
+      ? new CertificateKeeper({
+          store: kubeCertStore({
+            client: deps.client,
+            namespace: opts.namespace,
+            secretName: opts.secretName,
+            crdNames: CONVERTED_CRD_NAMES,
+            labels: { [MANAGED_BY_LABEL]: MANAGED_BY_VALUE },
+            fieldManager: deps.fieldManager,
+          }),
+          policy,
+          names,
+          logger,
+        })
+      : undefined;
+  // Rotation on the leader; a missing Secret made by whichever replica gets there first (start()).
+  if (keeper) manager.addRunnable(keeper);
+  const bootstrapStop = new AbortController();
+  let bootstrapping: Promise<void> = Promise.resolve();
   // One named Secret, watched by every replica: its own informer, not a cache of all Secrets.
   const informer: Informer<SecretJson> = manager.informers.informerFor<SecretJson>(SECRET_KIND, {
     namespace: opts.namespace,
@@ -120,7 +137,9 @@ export function setupConversionWebhook(
     server,
     async start() {
       const address = await server.listen(opts.port, opts.host);
+      listening = true;
       informer.start();
+      if (keeper) bootstrapping = keeper.bootstrap(bootstrapStop.signal);
       return address;
     },
     drain() {
@@ -131,7 +150,10 @@ export function setupConversionWebhook(
       this.drain();
       const left = (drainingSince ?? Date.now()) + (opts.drainMs ?? 5_000) - Date.now();
       if (left > 0) await new Promise((resolve) => setTimeout(resolve, left));
+      bootstrapStop.abort();
+      await bootstrapping;
       await server.stop();
+      listening = false;
       await informer.stop();
     },
   };

@@ -1,7 +1,9 @@
 /**
  * Probe and metrics endpoints on node:http: /healthz (liveness), /readyz (readiness) and
  * /metrics, with named checks and `?verbose` / `?exclude=` / `/readyz/<name>` as the
- * Kubernetes API server serves them. Both can share one port or use two.
+ * Kubernetes API server serves them. Both can share one port or use two. Further check sets
+ * may be served below them (`/readyz/controller`, and `/readyz/controller/<name>`): readiness
+ * of one part of the process that the Pod's readiness leaves out.
  */
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
@@ -11,11 +13,14 @@ import type { Registry } from 'prom-client';
 /** A named check: resolves when healthy, throws (or rejects) with the reason otherwise. */
 export type Check = () => void | Promise<void>;
 
-/** The checks behind one endpoint (/healthz or /readyz). */
+/** The checks behind one endpoint (/healthz, /readyz, /readyz/controller). */
 export class CheckSet {
   private readonly checks = new Map<string, Check>();
 
-  constructor(readonly endpoint: string) {}
+  /** `endpoint` is its path without the leading slash, e.g. `readyz` or `readyz/controller`. */
+  constructor(readonly endpoint: string) {
+    if (!/^[a-z0-9][-a-z0-9]*(\/[a-z0-9][-a-z0-9]*)*$/.test(endpoint)) throw new Error(`check endpoint "${endpoint}" must be a lowercase path`);
+  }
 
   /** Registers `check` under `name` (unique, used in the output and in `/<endpoint>/<name>`). */
   add(name: string, check: Check): void {
@@ -116,6 +121,12 @@ export interface ProbeServersOptions {
   readonly registry: Registry;
   readonly healthz: CheckSet;
   readonly readyz: CheckSet;
+  /**
+   * More check sets, each at `/<endpoint>` (and `/<endpoint>/<name>`); a path below another
+   * set's (`readyz/controller`) takes precedence over that set's check of the same name.
+   * @default none
+   */
+  readonly more?: readonly CheckSet[];
   readonly logger: Logger;
 }
 
@@ -129,8 +140,12 @@ export interface BoundAddresses {
 export class ProbeServers {
   private readonly servers: Server[] = [];
   private bound: BoundAddresses = {};
+  /** Every check set, the longest endpoint first so that `/readyz/controller` is not read as check "controller" of /readyz. */
+  private readonly sets: readonly CheckSet[];
 
-  constructor(private readonly opts: ProbeServersOptions) {}
+  constructor(private readonly opts: ProbeServersOptions) {
+    this.sets = [opts.healthz, opts.readyz, ...(opts.more ?? [])].sort((a, b) => b.endpoint.length - a.endpoint.length);
+  }
 
   /** Binds the servers; rejects when a port is taken. */
   async start(): Promise<BoundAddresses> {
@@ -197,10 +212,9 @@ export class ProbeServers {
       return;
     }
     if (serve.health) {
-      const match = /^\/(healthz|readyz)(?:\/([^/]+))?\/?$/.exec(url.pathname);
-      if (match) {
-        const set = match[1] === 'healthz' ? this.opts.healthz : this.opts.readyz;
-        const only = match[2];
+      const found = this.route(url.pathname);
+      if (found) {
+        const { set, only } = found;
         const results = await set.run({ ...(only ? { only } : {}), exclude: url.searchParams.getAll('exclude') });
         if (!results) {
           res.writeHead(404, { 'content-type': 'text/plain; charset=utf-8' }).end(`no ${set.endpoint} check "${only}"\n`);
@@ -212,5 +226,17 @@ export class ProbeServers {
       }
     }
     res.writeHead(404, { 'content-type': 'text/plain; charset=utf-8' }).end('not found\n');
+  }
+
+  /** The check set `pathname` names, and the one check in it when the path names one. */
+  private route(pathname: string): { set: CheckSet; only?: string } | undefined {
+    const path = pathname.replace(/\/$/, '');
+    for (const set of this.sets) {
+      const base = `/${set.endpoint}`;
+      if (path === base) return { set };
+      const rest = path.startsWith(`${base}/`) ? path.slice(base.length + 1) : undefined;
+      if (rest && !rest.includes('/')) return { set, only: rest };
+    }
+    return undefined;
   }
 }

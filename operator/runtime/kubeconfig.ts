@@ -209,7 +209,7 @@ export function loadKubeconfigs(paths: readonly string[], opts: KubeconfigOption
     credentials = loaded.credentials;
   }
   const namespace = ctx.str(context, 'namespace');
-  return { server, tls, ...(credentials ? { credentials } : {}), ...(namespace ? { namespace } : {}), source: where };
+  return { server, tls, ...(credentials ? { credentials } : {}), ...(namespace ? { namespace } : {}), source: where, context: contextName };
 }
 
 interface ClusterFacts {

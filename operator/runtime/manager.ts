@@ -14,6 +14,9 @@ import { Metrics } from './metrics';
 import type { Informer, InformerSource, KubeObject } from './types';
 import { WriteFailureReporter } from './write-failures';
 
+/** Endpoint of the controller's own readiness, below the Pod's. */
+const CONTROLLER_READYZ = 'readyz/controller';
+
 /** Leader election settings of a manager. */
 export interface ManagerLeaderElection extends LeaderElectionConfig {
   readonly enabled: boolean;
@@ -37,6 +40,15 @@ export interface ManagerOptions {
   readonly metricsBindAddress?: string;
   /** "host:port" for /healthz and /readyz; "0" disables. @default ":8081" */
   readonly healthProbeBindAddress?: string;
+  /**
+   * Whether /readyz, the Pod's readiness, includes the controller's (its informers synced and
+   * watching, its Lease renewed). A Service follows Pod readiness, so a Pod that serves
+   * something behind one (a webhook) leaves it out: a controller problem must not take that
+   * service away from every replica (controller-runtime's /readyz holds only the checks added
+   * to it, a webhook's among them). The controller's readiness is at /readyz/controller either way.
+   * @default true
+   */
+  readonly readyzIncludesController?: boolean;
   /** Budget for draining in-flight reconciles on shutdown. @default 30000 */
   readonly gracefulShutdownTimeoutMs?: number;
   /** Registry for /metrics. @default a new one */
@@ -73,8 +85,10 @@ export class Manager implements ControllerManager {
   readonly clock: Clock;
   /** Liveness checks (/healthz). */
   readonly healthz = new CheckSet('healthz');
-  /** Readiness checks (/readyz). */
+  /** Readiness checks of the Pod (/readyz): what a Service in front of it needs. */
   readonly readyz = new CheckSet('readyz');
+  /** The controller's readiness (/readyz/controller): informers synced and watching, Lease renewed. */
+  readonly controllerReadyz = new CheckSet(CONTROLLER_READYZ);
   /**
    * The process's one reporter of failed API writes (Events, status): counted on /metrics,
    * and one warning per kind across every writer that shares it.
@@ -117,16 +131,24 @@ export class Manager implements ControllerManager {
       registry: this.metrics.registry,
       healthz: this.healthz,
       readyz: this.readyz,
+      more: [this.controllerReadyz],
       logger: opts.logger,
     });
     this.healthz.add('ping', () => undefined);
-    this.readyz.add('informers', () => this.checkInformers());
+    const controllerChecks: Array<[string, Check]> = [['informers', () => this.checkInformers()]];
     const elector = this.elector;
     if (elector) {
-      this.readyz.add('leader-election', () => {
-        const problem = elector.check();
-        if (problem) throw new Error(problem);
-      });
+      controllerChecks.push([
+        'leader-election',
+        () => {
+          const problem = elector.check();
+          if (problem) throw new Error(problem);
+        },
+      ]);
+    }
+    for (const [name, check] of controllerChecks) {
+      this.controllerReadyz.add(name, check);
+      if (opts.readyzIncludesController ?? true) this.readyz.add(name, check);
     }
   }
 
@@ -161,8 +183,10 @@ export class Manager implements ControllerManager {
     return this;
   }
 
-  /** Adds a readiness check. */
+  /** Adds a readiness check of the Pod (/readyz). */
   addReadyzCheck(name: string, check: Check): this {
+    // /readyz/controller is the controller's set: a check of that name could not be reached.
+    if (`readyz/${name}` === CONTROLLER_READYZ) throw new Error(`readyz check name "${name}" is taken by /${CONTROLLER_READYZ}`);
     this.readyz.add(name, check);
     return this;
   }

@@ -54,6 +54,8 @@ export interface RestConfig {
   readonly proxy?: ProxyConfig;
   /** Where the config came from (a file path, or `in-cluster`), for logs. Never secret. */
   readonly source: string;
+  /** The kubeconfig context it was loaded from (none in a cluster), for messages. */
+  readonly context?: string;
 }
 
 /** A fixed bearer token (kubeconfig `token`). */

@@ -12,14 +12,28 @@ import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
 import { promisify } from 'node:util';
 import { parse, stringify } from 'yaml';
+import { asV2 } from '../support/as-v2';
+import { startControlPlane, type ControlPlane } from '../support/control-plane';
 import { eventually } from '../support/eventually';
-import { apply, bucketManifest, credentialsSecretManifest, getJson, kubectlOk, waitForGone, waitForObject, type BucketJson } from '../support/kube';
+import { REPO } from '../support/image';
+import {
+  apply,
+  bucketManifest,
+  credentialsSecretManifest,
+  getJson,
+  kubectlOk,
+  providerManifests,
+  waitForGone,
+  waitForObject,
+  type BucketJson,
+} from '../support/kube';
 import { buildPlugin } from '../support/plugin';
 import { useStack, type Tenant } from '../support/stack';
 import { tmux } from '../support/test-tools';
 import { sharedControlPlane } from './setup';
 
 const run = promisify(execFile);
+const GROUP = 'storage.avalonhosting.example';
 const PAUSED = 'storage.avalonhosting.example/paused';
 const ADOPT = 'storage.avalonhosting.example/adopt-id';
 const ESC = '\x1b[';
@@ -161,7 +175,15 @@ describe('kubectl bucket (the plugin on PATH, through kubectl, against the real 
 
     const fixed = await bucket(['why', 'logs', '-n', t.ns]);
     expect([fixed.code, fixed.stdout]).to.satisfy(([code, out]: [number, string]) => code === 0 && out.includes('is Ready: provider bucket'));
-    noKey(t, traced.stdout, json.stdout, wide.stdout, why.stdout, fixed.stdout);
+
+    // -A: a line (trace) or a paragraph (why) for every bucket of every namespace, this one Ready among them.
+    const all = await bucket(['trace', '-A']);
+    expect(all.stdout.split('\n')[0]).to.match(/^NAMESPACE\s+NAME\s+READY\s+SYNCED\s+REASON\s+AGE\s+ROOT CAUSE$/);
+    expect(all.stdout).to.match(new RegExp(`^${t.ns}\\s+logs\\s+True\\s+True\\s+Available\\s+\\S+\\s+-$`, 'm'));
+    expect([0, 4, 5], 'the worst code of all buckets listed').to.include(all.code);
+    const whyAll = await bucket(['why', '--all-namespaces']);
+    expect(whyAll.stdout.split('\n')).to.include(fixed.stdout.trim());
+    noKey(t, traced.stdout, json.stdout, wide.stdout, why.stdout, fixed.stdout, all.stdout, whyAll.stdout);
   });
 
   it('pause, resume, reconcile --wait, orphan and adopt make the documented edits; refused ones send nothing; --context and exit codes', async () => {
@@ -238,12 +260,53 @@ describe('kubectl bucket (the plugin on PATH, through kubectl, against the real 
     expect(over.stderr).to.include(`already manages provider bucket ${id}`);
   });
 
-  it('report writes one archive: objects with Secrets redacted, Events, summary, operator Pods and logs or why not, metrics', async () => {
+  it("report writes one archive: objects redacted (Secrets, env values, last-applied), Events, summary, the operator's own Pods and logs or why not, metrics", async () => {
     const t = await stack.tenant();
     await apply(stack.cp, bucketManifest(t.ns, 'logs'));
     await ready(t, 'logs');
+    // Another app in the operator's namespace: nothing of it may go into the bundle.
+    const bystander = `bystander-${t.ns}`;
+    const bystanderToken = `bystander-token-${t.provider.apiKey.slice(0, 6)}`;
+    await apply(stack.cp, {
+      apiVersion: 'apps/v1',
+      kind: 'Deployment',
+      metadata: { name: bystander, namespace: 'bucketoperator-system', labels: { app: bystander } },
+      spec: {
+        selector: { matchLabels: { app: bystander } },
+        template: {
+          metadata: { labels: { app: bystander } },
+          spec: {
+            containers: [
+              {
+                name: 'app',
+                image: 'registry.invalid/app:1',
+                env: [{ name: 'TOKEN', value: bystanderToken }],
+                // What the namespace's Pod Security admission (restricted) asks of every Pod.
+                securityContext: {
+                  allowPrivilegeEscalation: false,
+                  capabilities: { drop: ['ALL'] },
+                  runAsNonRoot: true,
+                  seccompProfile: { type: 'RuntimeDefault' },
+                },
+              },
+            ],
+          },
+        },
+      },
+    });
+    // Its Pod exists before the report, so leaving it out is the selector's doing.
+    await eventually(
+      async () =>
+        (await stack.cp.kubectl(['get', 'pods', '-n', 'bucketoperator-system', '-l', `app=${bystander}`, '-o', 'name'])).stdout.trim() !== '',
+      { description: `a Pod of Deployment ${bystander}`, timeoutMs: 30_000, intervalMs: 300 },
+    );
     const file = join(tmp, `report-${t.ns}.tar.gz`);
-    const res = await bucket(['report', '-n', t.ns, '-f', file, '--metrics-url', stack.operator.metricsUrl]);
+    let res: Result;
+    try {
+      res = await bucket(['report', '-n', t.ns, '-f', file, '--metrics-url', stack.operator.metricsUrl]);
+    } finally {
+      await kubectlOk(stack.cp, ['delete', 'deployment', bystander, '-n', 'bucketoperator-system', '--wait=false']);
+    }
     expect(res.code, res.stderr).to.equal(0);
     expect(res.stdout).to.include(`wrote ${file}`);
     const out = join(tmp, `report-${t.ns}`);
@@ -261,7 +324,13 @@ describe('kubectl bucket (the plugin on PATH, through kubectl, against the real 
     expect(read(`${nsDir}/events.yaml`)).to.include('CreatedBucket');
     const secrets = read(`${nsDir}/secrets.yaml`);
     expect(secrets).to.include('name: provider-key').and.include('name: logs-access').and.include('apiKey: <redacted>');
-    expect(read('operator/deployments.yaml')).to.include('bucketoperator-controller-manager');
+    const deployments = read('operator/deployments.yaml');
+    expect(deployments).to.include('bucketoperator-controller-manager').and.not.include(bystander);
+    // The shipped Deployment's env (NODE_OPTIONS) keeps its name, not its value; kubectl apply's copy of it goes too.
+    expect(deployments).to.include('name: NODE_OPTIONS').and.include('value: <redacted>').and.not.include('--max-old-space-size');
+    expect(deployments).to.include('kubectl.kubernetes.io/last-applied-configuration: <redacted>');
+    expect(read(`${nsDir}/storagebuckets.yaml`)).to.include('kubectl.kubernetes.io/last-applied-configuration: <redacted>');
+    expect(read('operator/pods.yaml')).to.not.include(bystander);
     expect(read('operator/metrics.txt')).to.include('bucketoperator_buckets_exist');
     // The control plane runs no kubelet: an operator Pod is Pending, and its log is reported unreadable rather than left out silently.
     const pods = (parse(read('operator/pods.yaml')) as { items: { metadata: { name: string } }[] }).items.map((p) => p.metadata.name);
@@ -274,6 +343,7 @@ describe('kubectl bucket (the plugin on PATH, through kubectl, against the real 
     }
     const all = (await run('sh', ['-c', `cat $(find ${join(out, root!)} -type f)`], { maxBuffer: 64 * 1024 * 1024 })).stdout;
     noKey(t, all, res.stdout);
+    expect(all).to.not.include(bystanderToken);
 
     // -A covers every namespace that holds a StorageBucket or config, this one included.
     const everywhere = join(tmp, `report-all-${t.ns}.tar.gz`);
@@ -282,5 +352,112 @@ describe('kubectl bucket (the plugin on PATH, through kubectl, against the real 
     const listing = (await run('tar', ['-tzf', everywhere])).stdout;
     expect(listing).to.include(`/namespaces/${t.ns}/storagebuckets.yaml`);
     expect(resAll.stdout).to.match(/wrote .*: \d+ files, \d+ StorageBuckets/);
+  });
+
+  describe('on another cluster', () => {
+    let bare: ControlPlane | undefined;
+    after(async () => {
+      await bare?.stop();
+    });
+
+    it('without the CRD says so (exit 6, naming the context and server); with v2 stored and its webhook down, reads and edits use v2 and convert in process', async function () {
+      this.timeout(300_000);
+      bare = await startControlPlane();
+      const cluster = bare;
+      // The user's kubeconfig: the shared cluster (current) and the bare one as a second context.
+      type Named = { name: string } & Record<string, unknown>;
+      const mine = parse(readFileSync(stack.cp.kubeconfigPath, 'utf8')) as Record<string, Named[]>;
+      const theirs = parse(readFileSync(cluster.kubeconfigPath, 'utf8')) as Record<string, Named[]>;
+      const renamed = (list: string, name: string) => ({ ...theirs[list]![0]!, name });
+      const context = { name: 'bare', context: { cluster: 'bare', user: 'bare-admin' } };
+      const kubeconfig = join(tmp, 'with-bare-context.yaml');
+      writeFileSync(
+        kubeconfig,
+        stringify({
+          ...mine,
+          clusters: [...mine['clusters']!, renamed('clusters', 'bare')],
+          users: [...mine['users']!, renamed('users', 'bare-admin')],
+          contexts: [...mine['contexts']!, context],
+        }),
+      );
+      const inBare = (args: string[]) => bucket([...args, '--context', 'bare'], { KUBECONFIG: kubeconfig });
+      // The same cluster as the kubeconfig's current context, with no --context flag.
+      const bareCurrent = join(tmp, 'bare-current.yaml');
+      writeFileSync(bareCurrent, stringify({ ...(parse(readFileSync(kubeconfig, 'utf8')) as object), 'current-context': 'bare' }));
+
+      // No CRD there: neither "not found" (3) nor a connection error (1).
+      for (const [args, run] of [
+        [['why', 'logs', '-n', 'default'], inBare],
+        [['trace', '-A'], inBare],
+        [['pause', 'logs', '-n', 'default'], inBare],
+        [['report', '-n', 'default', '-f', join(tmp, 'bare.tgz')], inBare],
+        [['why', 'logs'], (a: string[]) => bucket(a, { KUBECONFIG: bareCurrent })],
+      ] as const) {
+        const r = await run([...args]);
+        expect([r.code, r.stderr.trim()], args.join(' ')).to.deep.equal([
+          6,
+          `error: the StorageBucket API (${GROUP}) is not served in context "bare" (server ${cluster.server}): no CustomResourceDefinition of the group is installed there; pick the cluster with --context, or install BucketOperator there`,
+        ]);
+      }
+
+      // v1 stored, v2 served beside it through a webhook that is not there (no operator on this cluster).
+      const applyBare = async (manifest: unknown) => {
+        const r = await cluster.kubectl(['apply', '-f', '-'], { input: typeof manifest === 'string' ? manifest : JSON.stringify(manifest) });
+        if (r.code !== 0) throw new Error(`kubectl apply on the bare cluster: ${r.stderr}`);
+      };
+      await applyBare(readFileSync(join(REPO, 'dist', 'v2', '00-crds.yaml'), 'utf8'));
+      await eventually(async () => (await cluster.kubectl(['get', `storagebuckets.v2.${GROUP}`, '-A'])).code === 0, {
+        description: 'the v2 StorageBucket API to be served on the bare cluster',
+        timeoutMs: 30_000,
+        intervalMs: 300,
+      });
+      const ns = 'team-x';
+      await applyBare({ apiVersion: 'v1', kind: 'Namespace', metadata: { name: ns } });
+      await applyBare({
+        apiVersion: 'v1',
+        kind: 'List',
+        items: [...providerManifests(ns, 'http://127.0.0.1:1', 'bare-key'), bucketManifest(ns, 'old')],
+      });
+      // Then v2 becomes the storage version, and a bucket is written in v2.
+      await applyBare(readFileSync(join(REPO, 'dist', 'v2-stored', '00-crds.yaml'), 'utf8'));
+      await eventually(
+        async () => {
+          const r = await cluster.kubectl(['apply', '-f', '-'], { input: JSON.stringify(asV2(bucketManifest(ns, 'new'))) });
+          return r.code === 0;
+        },
+        { description: 'a v2 StorageBucket to be created once v2 is stored', timeoutMs: 30_000, intervalMs: 300 },
+      );
+      const down = await cluster.kubectl(['get', `storagebuckets.v1.${GROUP}`, 'new', '-n', ns]);
+      expect([down.code, down.stderr], 'reading it as v1 needs the webhook, which is down').to.satisfy(
+        ([c, e]: [number, string]) => c !== 0 && e.includes('conversion webhook'),
+      );
+
+      // Stored as v2: read as v2 (the preferred version), converted in process; its config (stored as v1) read as v1.
+      const newWhy = await inBare(['why', 'new', '-n', ns]);
+      expect(newWhy.code, newWhy.stderr).to.equal(4);
+      expect(newWhy.stdout).to.match(new RegExp(`^StorageBucket ${ns}/new is not Ready \\(no status yet\\)`));
+      const newTrace = await inBare(['trace', 'new', '-n', ns, '-o', 'json']);
+      const doc = JSON.parse(newTrace.stdout) as { tree: { children: { kind: string; name: string; reason: string }[] } };
+      expect(doc.tree.children.find((c) => c.kind === 'BucketProviderConfig')).to.include({ name: 'provider' });
+      expect(doc.tree.children.find((c) => c.kind === 'BucketProviderConfig')?.reason).to.not.equal('ProviderConfigNotFound');
+      // Stored as v1: v2 needs the webhook, so it is read as v1.
+      const oldWhy = await inBare(['why', 'old', '-n', ns]);
+      expect([oldWhy.code, oldWhy.stderr]).to.deep.equal([4, '']);
+      // An edit goes to the version the bucket was read in.
+      const paused = await inBare(['pause', 'new', '-n', ns]);
+      expect([paused.code, paused.stdout.trim()]).to.deep.equal([0, `storagebucket ${ns}/new paused`]);
+      const got = await cluster.kubectl(['get', `storagebuckets.v2.${GROUP}`, 'new', '-n', ns, '-o', 'json']);
+      expect((JSON.parse(got.stdout) as BucketJson).metadata.annotations?.[PAUSED]).to.equal('true');
+
+      // A list holds both, so no version can be served without the webhook: the error says so and names it.
+      const list = await inBare(['trace', '-A']);
+      expect(list.code).to.equal(1);
+      expect(list.stderr).to.match(
+        new RegExp(
+          `^error: cannot read storagebuckets in all namespaces in any served version \\(v2, v1\\): the conversion webhook of storagebuckets\\.${GROUP.replace(/\./g, '\\.')} \\(the operator's\\) failed`,
+        ),
+      );
+      expect(list.stderr).to.include('bucketoperator-webhook');
+    });
   });
 });

@@ -8,7 +8,11 @@
  * alone (no provider runs here): what is checked is the API machinery end to end.
  *
  * The operator runs as its ServiceAccount under the RBAC and both admission policies the
- * construct renders with the webhook on, and a table checks what that user may not do.
+ * construct renders with the webhook on, and a table checks what that user may not do; the
+ * keeper's replacement of its Secret keeps what other tools put there, under that policy.
+ *
+ * The rollout deadlock of issue 34: a replica with the webhook on, beside one without it that
+ * holds the Lease, makes the missing Secret, has the CRDs trust it and becomes Ready.
  *
  * One test runs a whole CA rotation (short-lived certificates) under v2 traffic through the
  * API server, three replicas behind one address, a follower and then the leader stopped during
@@ -26,7 +30,7 @@ import { COMMON_LABELS } from '../../infra/labels';
 import * as v1 from '../../operator/api/v1';
 import * as v2 from '../../operator/api/v2';
 import { BucketMetric } from '../../operator/api/metric-names';
-import { startOperator, type RunningOperator } from '../../operator/operator';
+import { startOperator, type OperatorOptions, type RunningOperator } from '../../operator/operator';
 import { KubeClient } from '../../operator/runtime/client';
 import { createLogger } from '../../operator/runtime/logging';
 import type { ControlPlane } from '../support/control-plane';
@@ -376,6 +380,128 @@ describe('conversion webhook on a real control plane', function () {
     } finally {
       await setUrl(url);
     }
+  });
+
+  it("keeps the labels and annotations other tools put on its Secret when it replaces it, under the webhook's admission policy", async () => {
+    const secretNow = () =>
+      getJson<{ metadata: { labels?: Record<string, string>; annotations?: Record<string, string> }; data?: Record<string, string> }>(
+        cp,
+        'secret',
+        SECRET,
+        opNs,
+      );
+    const before = await eventually(secretNow, { description: 'the webhook Secret', timeoutMs: 30_000 });
+    await op?.stop();
+    op = undefined;
+    // A backup tool's label and annotation, and a serving certificate the keeper must replace
+    // (the CA certificate in its place: the serving key does not match it).
+    await kubectlOk(cp, ['label', 'secret', SECRET, '-n', opNs, 'backup.example/include=true']);
+    await kubectlOk(cp, ['annotate', 'secret', SECRET, '-n', opNs, 'backup.example/at=noon']);
+    const broken = before.data?.['ca.crt'] ?? '';
+    await kubectlOk(cp, ['patch', 'secret', SECRET, '-n', opNs, '--type=merge', '-p', JSON.stringify({ data: { 'tls.crt': broken } })]);
+    op = stack!.startOperator();
+    await op.manager.elected();
+    const after = await eventually(
+      async () => {
+        const s = await secretNow();
+        return s?.data?.['tls.crt'] && s.data['tls.crt'] !== broken ? s : undefined;
+      },
+      { description: 'the keeper to replace the serving certificate', timeoutMs: 30_000 },
+    );
+    expect(after.metadata.labels).to.deep.equal({ [v1.MANAGED_BY_LABEL]: v1.MANAGED_BY_VALUE, 'backup.example/include': 'true' });
+    expect(after.metadata.annotations).to.deep.equal({ 'backup.example/at': 'noon' });
+    expect(after.data?.['ca.crt']).to.equal(before.data?.['ca.crt']);
+  });
+
+  /**
+   * The rollout of dist/v2/ over dist/: the old replica has no webhook and holds the Lease; the
+   * new one has the webhook on, and no Secret and no caBundle exist yet. Before, only the
+   * leader made the certificate, so the new replica stayed NotReady ("no serving certificate
+   * loaded yet") for as long as the old one led, and with maxUnavailable 0 the rollout never
+   * finished. Now the new replica makes the Secret, has the CRDs trust its CA and is Ready,
+   * while the old replica keeps the Lease.
+   */
+  it('a rollout from a replica without the webhook: the new replica makes its certificate, gets it trusted and is Ready while the old one leads', async () => {
+    await op?.stop();
+    op = undefined;
+    await kubectlOk(cp, ['delete', 'secret', SECRET, '-n', opNs, '--ignore-not-found']);
+    for (const [def] of PAIRS) {
+      await kubectlOk(cp, [
+        'patch',
+        'crd',
+        crdName(def),
+        '--type=merge',
+        '-p',
+        '{"spec":{"conversion":{"webhook":{"clientConfig":{"caBundle":null}}}}}',
+      ]);
+    }
+    await apply(cp, {
+      apiVersion: v1.API_VERSION,
+      kind: 'StorageBucket',
+      metadata: { name: 'rolled', namespace: ns },
+      spec: { region: 'eu-west-1', sizeGB: 1, providerRef: { name: 'default' } },
+    });
+    const replica = (identity: string, more: Partial<OperatorOptions>) =>
+      startOperator({
+        restConfig: saConfig,
+        logger: createLogger({ level: process.env['CONVERSION_LOG'] === '1' ? 'debug' : 'silent' }),
+        leaderElection: true,
+        leaderElectionNamespace: opNs,
+        leaderElectionId: 'conversion-rollout',
+        identity,
+        watchNamespace: opNs,
+        clusterId: 'conversion-test',
+        metricsBindAddress: '0',
+        healthProbeBindAddress: '0',
+        ...more,
+      });
+    const old = replica('old-replica-without-webhook', {});
+    let next: RunningOperator | undefined;
+    try {
+      await old.manager.elected();
+      next = replica('new-replica-with-webhook', {
+        healthProbeBindAddress: '127.0.0.1:0',
+        conversionWebhook: {
+          port: stack!.port,
+          host: '127.0.0.1',
+          namespace: opNs,
+          serviceName: 'bucketoperator-webhook',
+          secretName: SECRET,
+          ipAddresses: ['127.0.0.1'],
+        },
+      });
+      const health = (await next.manager.listening()).health;
+      // What the kubelet asks: the new Pod's readiness probe.
+      await eventually(async () => (await fetch(`http://127.0.0.1:${health?.port}/readyz`)).ok || undefined, {
+        description: "the new replica's /readyz to pass",
+        timeoutMs: 60_000,
+      });
+      // Useful, not only Ready: the API server trusts it, so a v2 read converts through it.
+      const asV2 = await eventually(() => get(BUCKETS_V2, 'rolled'), {
+        description: 'the bucket read as v2 through the new replica',
+        timeoutMs: 30_000,
+      });
+      expect(asV2.spec['forProvider']).to.deep.include({ region: 'eu-west-1', size: '1G' });
+      const ca = (await getJson<{ data?: Record<string, string> }>(cp, 'secret', SECRET, opNs))?.data?.['ca.crt'];
+      for (const [def] of PAIRS) {
+        const bundle = Buffer.from(
+          (await getJson<CrdJson>(cp, 'crd', crdName(def), ''))?.spec.conversion?.webhook?.clientConfig?.caBundle ?? '',
+          'base64',
+        );
+        expect(bundle.toString(), `${crdName(def)} trusts the new CA`).to.include(
+          Buffer.from(ca ?? '', 'base64')
+            .toString()
+            .trim(),
+        );
+      }
+      // The old replica still leads: nothing waited for the Lease.
+      expect(old.manager.isLeader()).to.equal(true);
+      expect(next.manager.isLeader()).to.equal(false);
+    } finally {
+      await next?.stop();
+      await old.stop();
+    }
+    op = stack!.startOperator();
   });
 
   /**

@@ -10,7 +10,7 @@
  */
 import { execFile } from 'node:child_process';
 import { createHash } from 'node:crypto';
-import { chmodSync, existsSync, mkdirSync, readdirSync, readFileSync, renameSync, rmSync, statSync, symlinkSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdirSync, readdirSync, readFileSync, renameSync, rmSync, statSync, symlinkSync, writeFileSync } from 'node:fs';
 import { homedir } from 'node:os';
 import { basename, join, relative } from 'node:path';
 import { promisify } from 'node:util';
@@ -19,7 +19,7 @@ import { REPO } from './image';
 const run = promisify(execFile);
 
 /** Inputs of the build, relative to the repository: a change to any of them rebuilds. */
-const INPUTS = ['cli', 'operator', 'tsconfig.json', 'tsconfig.lib.json', 'package.json'];
+const INPUTS = ['cli', 'operator', 'infra/labels.ts', 'scripts/chmod-bin.mjs', 'tsconfig.json', 'tsconfig.lib.json', 'package.json'];
 
 function files(path: string): string[] {
   if (!statSync(path).isDirectory()) return [path];
@@ -63,9 +63,9 @@ export async function buildPlugin(env: NodeJS.ProcessEnv = process.env): Promise
     const e = err as { stdout?: string };
     throw new Error(`cannot compile the plugin: ${e.stdout ?? String(err)}`, { cause: err });
   }
-  const main = join(work, 'lib', 'cli', 'main.js');
-  chmodSync(main, 0o755);
   writeFileSync(join(work, 'package.json'), readFileSync(join(REPO, 'package.json')));
+  // The execute bit as `npm run build:lib` sets it, by the same script: kubectl runs only executable plugins.
+  await run(process.execPath, [join(REPO, 'scripts', 'chmod-bin.mjs'), work]);
   symlinkSync(join(REPO, 'node_modules'), join(work, 'node_modules'));
   // As npm links a package's bin: a relative link, so the finished directory may be renamed.
   symlinkSync(join('..', 'lib', 'cli', 'main.js'), join(work, 'bin', 'kubectl-bucket'));

@@ -73,6 +73,15 @@ describe('kubeWriter.configHasUsers', () => {
     });
   }
 
+  it('no users once the StorageBucket kind is gone (its CRD deleted): the config may go with its own CRD', async () => {
+    const client = {
+      list: async () => {
+        throw new ApiError(404, 'NotFound', 'the server could not find the requested resource');
+      },
+    } as unknown as KubeClient;
+    expect(await kubeWriter(client, 'test').configHasUsers({ namespace: 'ns1', name: 'default' })).to.equal(false);
+  });
+
   it('passes on errors other than 400', async () => {
     const client = {
       list: async () => {

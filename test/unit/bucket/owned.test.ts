@@ -1,6 +1,7 @@
 import { expect } from 'chai';
 import type { V1Secret } from '@kubernetes/client-node';
-import { MANAGED_BY_LABEL, MANAGED_BY_VALUE } from '../../../operator/api/v1';
+import { API_VERSION as V1, MANAGED_BY_LABEL, MANAGED_BY_VALUE } from '../../../operator/api/v1';
+import { API_VERSION as V2 } from '../../../operator/api/v2';
 import {
   condenseSecretData,
   desiredSecret,
@@ -68,6 +69,29 @@ describe('owned objects', () => {
       expect(secretNeedsApply(s, condense(tc.live)), `${name} (cached)`).to.equal(tc.want);
       expect(secretNeedsApply(s, structuredClone(tc.live)), `${name} (read from the API)`).to.equal(tc.want);
     }
+  });
+
+  it('name their owner in the version the operator reads and writes (the storage version), and move an older reference to it', () => {
+    const cases = {
+      'v1 stored (the default)': { version: undefined as string | undefined, want: V1 },
+      'v1 stored': { version: V1, want: V1 },
+      'v2 stored': { version: V2, want: V2 },
+    };
+    for (const [name, tc] of Object.entries(cases)) {
+      for (const obj of [desiredSecret(b, access, tc.version), desiredService(b, access, tc.version)]) {
+        expect(obj.metadata?.ownerReferences, name).to.deep.equal([
+          { apiVersion: tc.want, kind: 'StorageBucket', name: 'logs', uid: b.metadata.uid, controller: true, blockOwnerDeletion: true },
+        ]);
+      }
+    }
+    // Written while v1 was stored: applied again once v2 is, so the reference needs no conversion.
+    const asV1 = { secret: desiredSecret(b, access, V1), service: desiredService(b, access, V1) };
+    expect(secretNeedsApply(desiredSecret(b, access, V2), structuredClone(asV1.secret))).to.equal(true);
+    expect(serviceNeedsApply(desiredService(b, access, V2), structuredClone(asV1.service))).to.equal(true);
+    expect(secretNeedsApply(desiredSecret(b, access, V2), condenseSecretData(desiredSecret(b, access, V2)) as OwnedSecret)).to.equal(false);
+    expect(serviceNeedsApply(desiredService(b, access, V2), structuredClone(desiredService(b, access, V2)))).to.equal(false);
+    // Still ours whichever version names us.
+    expect(isControlledBy(asV1.secret, b)).to.equal(true);
   });
 
   it('are not ours when another controller owns them', () => {

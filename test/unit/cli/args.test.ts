@@ -36,6 +36,11 @@ const ok: Record<string, { argv: string[]; want: Partial<Options & { help: boole
       operatorNamespace: 'bucketoperator-system',
     },
   },
+  'trace -A lists every namespace, with no name': {
+    argv: ['trace', '-A', '-o', 'wide'],
+    want: { command: 'trace', allNamespaces: true, output: 'wide' },
+  },
+  'why --all-namespaces': { argv: ['why', '--all-namespaces', '-o', 'json'], want: { command: 'why', allNamespaces: true, output: 'json' } },
   'no arguments is the help': { argv: [], want: { command: 'help', help: true } },
   '<command> --help is the help, even without a name': { argv: ['adopt', '--help'], want: { command: 'adopt', help: true } },
   'a boolean flag set to false is absent': { argv: ['trace', 'x', '--watch=false'], want: { watch: false } },
@@ -51,7 +56,10 @@ const refused: Record<string, { argv: string[]; message: string }> = {
   'two names': { argv: ['pause', 'a', 'b'], message: 'pause takes one StorageBucket name, got 2' },
   'an output kubectl bucket does not render': { argv: ['trace', 'x', '-o', 'yaml'], message: '-o must be wide or json, not "yaml"' },
   'a flag of another command': { argv: ['pause', 'x', '--watch'], message: 'flag --watch does not apply to pause' },
-  '-A outside report': { argv: ['trace', 'x', '-A'], message: 'flag --all-namespaces does not apply to trace' },
+  '-A with an edit': { argv: ['pause', 'x', '-A'], message: 'flag --all-namespaces does not apply to pause' },
+  '-A with a name': { argv: ['trace', 'x', '-A'], message: 'trace -A lists every StorageBucket; name none, or use -n with a name' },
+  '-A with a watch': { argv: ['trace', '-A', '-w'], message: '-w follows one StorageBucket: name it instead of -A' },
+  '-n with -A on why': { argv: ['why', '-A', '-n', 'a'], message: 'use -n or -A, not both' },
   '-n with -A': { argv: ['report', '-A', '-n', 'a'], message: 'use -n or -A, not both' },
   'adopt without --id': { argv: ['adopt', 'x'], message: 'adopt needs --id <provider bucket id>' },
   'a timeout that is no duration': {

@@ -59,6 +59,13 @@ describe('kubectl bucket: main', () => {
     });
   }
 
+  it('exit codes 0 to 5 keep their meaning, 6 is "not served here", and the help lists every one', () => {
+    expect(ExitCode).to.deep.equal({ OK: 0, ERROR: 1, USAGE: 2, NOT_FOUND: 3, NOT_READY: 4, STALLED: 5, NOT_SERVED: 6 });
+    const codes = HELP.slice(HELP.indexOf('Exit codes:'));
+    for (const code of Object.values(ExitCode)) expect(codes).to.match(new RegExp(`\\b${code} \\w`), `exit code ${code} in the help`);
+    expect(codes).to.include('6 StorageBuckets not served in this context (no CRD there: check --context)');
+  });
+
   it('a watch frame changes its key only when something other than the time changes', () => {
     const term = { columns: 120 };
     const a = frame(snapshot({ bucket: waitingBucket('Provisioning') }), { output: 'text' }, term, false);

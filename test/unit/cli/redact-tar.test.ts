@@ -10,8 +10,43 @@ import { API_KEY, NOW, credentialSecret } from './fixtures';
 
 const B64 = Buffer.from(API_KEY).toString('base64');
 
+const PROXY = 'http://proxy-user:proxy-pass@proxy.corp:3128';
+const PROXY_REDACTED = `http://${REDACTED}@proxy.corp:3128`;
+
+/** A container as a Deployment or Pod spec holds it: env values, a token in an arg's URL. */
+function container(name: string) {
+  return {
+    name,
+    image: 'bucketoperator:dev',
+    command: ['/manager', `--provider-url=https://svc:${API_KEY}@storage.example.com/v1`],
+    args: ['--leader-elect', `--proxy=${PROXY}`, '--metrics-bind-address=:8080', 'https://storage.example.com/path?x=a@b'],
+    env: [
+      { name: 'HTTPS_PROXY', value: PROXY },
+      { name: 'API_TOKEN', value: API_KEY },
+      { name: 'POD_NAMESPACE', valueFrom: { fieldRef: { fieldPath: 'metadata.namespace' } } },
+    ],
+  };
+}
+
+/** The same container as it must reach the bundle: names kept, values gone, URLs without userinfo. */
+function redactedContainer(name: string) {
+  return {
+    name,
+    image: 'bucketoperator:dev',
+    command: ['/manager', `--provider-url=https://${REDACTED}@storage.example.com/v1`],
+    args: ['--leader-elect', `--proxy=${PROXY_REDACTED}`, '--metrics-bind-address=:8080', 'https://storage.example.com/path?x=a@b'],
+    env: [
+      { name: 'HTTPS_PROXY', value: REDACTED },
+      { name: 'API_TOKEN', value: REDACTED },
+      { name: 'POD_NAMESPACE', valueFrom: { fieldRef: { fieldPath: 'metadata.namespace' } } },
+    ],
+  };
+}
+
+const lastApplied = (obj: unknown) => ({ [LAST_APPLIED_ANNOTATION]: JSON.stringify(obj), keep: 'me' });
+
 const cases: Record<string, { obj: unknown; want: unknown }> = {
-  'a Secret keeps metadata, type and key names; values, managedFields and last-applied go': {
+  'a Secret keeps metadata, type and key names; values, managedFields and the last-applied copy go': {
     obj: {
       kind: 'Secret',
       type: 'Opaque',
@@ -27,14 +62,42 @@ const cases: Record<string, { obj: unknown; want: unknown }> = {
     want: {
       kind: 'Secret',
       type: 'Opaque',
-      metadata: { name: 's', labels: { a: 'b' }, annotations: { keep: 'me' } },
+      metadata: { name: 's', labels: { a: 'b' }, annotations: { [LAST_APPLIED_ANNOTATION]: REDACTED, keep: 'me' } },
       data: { apiKey: REDACTED, other: REDACTED },
       stringData: { plain: REDACTED },
     },
   },
-  'another object keeps everything but managedFields': {
+  'a Pod: env values, URL userinfo in command and args, last-applied; names and references stay': {
+    obj: {
+      kind: 'Pod',
+      metadata: { name: 'manager-0', annotations: lastApplied({ spec: { containers: [container('manager')] } }), managedFields: [] },
+      spec: { initContainers: [container('init')], containers: [container('manager')] },
+    },
+    want: {
+      kind: 'Pod',
+      metadata: { name: 'manager-0', annotations: { [LAST_APPLIED_ANNOTATION]: REDACTED, keep: 'me' } },
+      spec: { initContainers: [redactedContainer('init')], containers: [redactedContainer('manager')] },
+    },
+  },
+  "a Deployment: its Pod template's containers, and its own last-applied": {
+    obj: {
+      kind: 'Deployment',
+      metadata: { name: 'manager', annotations: lastApplied({ env: PROXY }) },
+      spec: { replicas: 2, template: { metadata: { labels: { app: 'x' } }, spec: { containers: [container('manager')] } } },
+    },
+    want: {
+      kind: 'Deployment',
+      metadata: { name: 'manager', annotations: { [LAST_APPLIED_ANNOTATION]: REDACTED, keep: 'me' } },
+      spec: { replicas: 2, template: { metadata: { labels: { app: 'x' } }, spec: { containers: [redactedContainer('manager')] } } },
+    },
+  },
+  'a StorageBucket: last-applied redacted too, the rest kept': {
     obj: { kind: 'StorageBucket', metadata: { name: 'b', managedFields: [], annotations: { [LAST_APPLIED_ANNOTATION]: '{}' } }, spec: { sizeGB: 1 } },
-    want: { kind: 'StorageBucket', metadata: { name: 'b', annotations: { [LAST_APPLIED_ANNOTATION]: '{}' } }, spec: { sizeGB: 1 } },
+    want: { kind: 'StorageBucket', metadata: { name: 'b', annotations: { [LAST_APPLIED_ANNOTATION]: REDACTED } }, spec: { sizeGB: 1 } },
+  },
+  'an Event whose note quotes a URL with credentials': {
+    obj: { kind: 'Event', metadata: { name: 'e' }, note: `cannot reach ${PROXY}/x: timeout` },
+    want: { kind: 'Event', metadata: { name: 'e' }, note: `cannot reach ${PROXY_REDACTED}/x: timeout` },
   },
   'a Secret without data': { obj: { kind: 'Secret', metadata: { name: 's' } }, want: { kind: 'Secret', metadata: { name: 's' } } },
   'not an object': { obj: 'text', want: 'text' },
@@ -45,7 +108,8 @@ describe('kubectl bucket: redaction and the bundle archive', () => {
     it(name, () => {
       const out = redact(obj);
       expect(out).to.deep.equal(want);
-      expect(JSON.stringify(out)).to.not.include(API_KEY).and.not.include(B64);
+      expect(JSON.stringify(out)).to.not.include(API_KEY).and.not.include(B64).and.not.include('proxy-pass');
+      expect(redact(out), 'redacting twice changes nothing more').to.deep.equal(want);
     });
   }
 

@@ -4,7 +4,14 @@ import { X509Certificate } from 'node:crypto';
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { issueCa, issueServing, serviceDnsNames, type IssuedCertificate } from '../../../operator/conversion/certificates';
+import {
+  fitCommonName,
+  issueCa,
+  issueServing,
+  MAX_COMMON_NAME,
+  serviceDnsNames,
+  type IssuedCertificate,
+} from '../../../operator/conversion/certificates';
 
 const NOW = Date.parse('2026-12-02T05:00:00Z');
 const DAY = 86_400_000;
@@ -140,6 +147,23 @@ describe('webhook certificates (node:crypto, no X.509 builder)', () => {
     expect(x.checkIP('::1')).to.equal('::1');
     expect(x.checkIP('fd00::a:1')).to.equal('fd00::a:1');
     expect(x.checkIP('fd00::a:2')).to.equal(undefined);
+  });
+
+  it('fits a common name into 64 characters, the suffix kept whole and names that differ still different', () => {
+    const service = 'a'.repeat(63);
+    const cases = {
+      'short enough': { base: 'bucketoperator-webhook', suffix: '-ca-1795000000', want: 'bucketoperator-webhook-ca-1795000000' },
+      'exactly 64': { base: 'b'.repeat(50), suffix: '-ca-1795000000', want: `${'b'.repeat(50)}-ca-1795000000` },
+    };
+    for (const [name, tc] of Object.entries(cases)) expect(fitCommonName(tc.base, tc.suffix), name).to.equal(tc.want);
+    const ca = fitCommonName(service, '-ca-1795000000');
+    expect(ca).to.have.length(MAX_COMMON_NAME);
+    expect(ca).to.match(/^a+-[0-9a-f]{8}-ca-1795000000$/);
+    expect(fitCommonName(`${'a'.repeat(62)}b`, '-ca-1795000000')).to.not.equal(ca);
+    expect(fitCommonName(service)).to.equal(service);
+    // The CA made with it is a certificate openssl reads.
+    const made = issueCa({ commonName: ca, notBefore: new Date(NOW - 3_600_000), notAfter: new Date(NOW + DAY) });
+    expect(new X509Certificate(made.certificate).subject).to.equal(`CN=${ca}`);
   });
 
   it('refuses what would not work, with messages that quote no key', () => {

@@ -1,9 +1,9 @@
 import { expect } from 'chai';
 import { X509Certificate } from 'node:crypto';
 import { pino } from 'pino';
-import { serviceDnsNames } from '../../../operator/conversion/certificates';
-import { CertificateKeeper, type CertStore, type CrdConversion } from '../../../operator/conversion/keeper';
+import { CertificateKeeper, type CertStore, type CrdConversion, type StoredCerts } from '../../../operator/conversion/keeper';
 import type { CertPolicy } from '../../../operator/conversion/rotation';
+import { issueCa, serviceDnsNames } from '../../../operator/conversion/certificates';
 import { CertSecretKey, type CertData } from '../../../operator/conversion/secret-certs';
 
 const H = 3_600_000;
@@ -14,27 +14,78 @@ const names = { commonName: 'webhook', dnsNames: serviceDnsNames('webhook', 'ns'
 /** A clientConfig naming this webhook's Service. */
 const OURS = { service: { namespace: 'ns', name: 'webhook' } };
 
-/** An in-memory cluster: one Secret, CRDs by name, and every write recorded. */
+/** One certificate of a PEM bundle per entry. */
+const pems = (bundle: string | undefined): string[] => bundle?.match(/-----BEGIN CERTIFICATE-----[\s\S]*?-----END CERTIFICATE-----\n?/g) ?? [];
+
+/** `data`'s serving certificate verifies against a CA of `bundle`: what the API server checks. */
+function servingTrusted(data: CertData, bundle: string | undefined): boolean {
+  const cert = data[CertSecretKey.cert];
+  if (!cert) return true;
+  const serving = new X509Certificate(cert);
+  return pems(bundle).some((pem) => {
+    const ca = new X509Certificate(pem);
+    return serving.checkIssued(ca) && serving.verify(ca.publicKey);
+  });
+}
+
+/**
+ * An in-memory cluster: one Secret, CRDs by name, every write recorded, writes conditional on
+ * resourceVersions as the API server makes them. At every Secret write it notes whether each
+ * CRD converting through this webhook already trusted the serving certificate written: a
+ * replica may load it at once.
+ */
 function fakeStore(crds: CrdConversion[]) {
-  const state = { secret: undefined as { data: CertData; resourceVersion: string } | undefined, crds: new Map(crds.map((c) => [c.name, c])) };
+  const state = {
+    secret: undefined as StoredCerts | undefined,
+    crds: new Map<string, CrdConversion>(crds.map((c) => [c.name, { ...c, resourceVersion: '1' }])),
+  };
   const writes: string[] = [];
+  /** Every caBundle set, in order. */
+  const bundles: string[] = [];
+  const untrustedWrites: string[] = [];
   let failCaBundle = false;
+  let createLoses = false;
+  const checkTrust = (data: CertData) => {
+    for (const crd of state.crds.values()) {
+      if (crd.target === OURS && !servingTrusted(data, crd.caBundle)) untrustedWrites.push(crd.name);
+    }
+  };
   const store: CertStore = {
     read: async () => state.secret,
-    write: async (data, rv) => {
-      if (rv !== state.secret?.resourceVersion) throw new Error('conflict');
-      state.secret = { data, resourceVersion: String(Number(rv ?? 0) + 1) };
+    create: async (data) => {
+      if (state.secret || createLoses) return false;
+      checkTrust(data);
+      state.secret = { data, resourceVersion: '1' };
+      writes.push('secret');
+      return true;
+    },
+    replace: async (data, previous) => {
+      if (previous.resourceVersion !== state.secret?.resourceVersion) throw new Error('conflict');
+      checkTrust(data);
+      state.secret = { ...previous, data: { ...previous.data, ...data }, resourceVersion: String(Number(previous.resourceVersion) + 1) };
       writes.push('secret');
     },
     crds: async () => [...state.crds.values()],
-    setCaBundle: async (name, caBundle) => {
+    setCaBundle: async (name, caBundle, resourceVersion) => {
       if (failCaBundle) throw new Error('forbidden: cannot patch customresourcedefinitions');
       const crd = state.crds.get(name);
-      if (crd) state.crds.set(name, { ...crd, caBundle });
+      if (!crd) return;
+      if (resourceVersion !== undefined && resourceVersion !== crd.resourceVersion) throw new Error('conflict');
+      state.crds.set(name, { ...crd, caBundle, resourceVersion: String(Number(crd.resourceVersion ?? 0) + 1) });
       writes.push(`caBundle ${name}`);
+      bundles.push(caBundle);
     },
   };
-  return { store, state, writes, failCaBundles: (on: boolean) => (failCaBundle = on) };
+  return {
+    store,
+    state,
+    writes,
+    bundles,
+    untrustedWrites,
+    failCaBundles: (on: boolean) => (failCaBundle = on),
+    /** Every create fails as when another replica made the Secret first (without it appearing here). */
+    loseCreates: (on: boolean) => (createLoses = on),
+  };
 }
 
 const caCount = (pem: string | undefined) => (pem?.match(/BEGIN CERTIFICATE/g) ?? []).length;
@@ -49,7 +100,7 @@ describe('conversion certificate keeper', () => {
   });
   const keeper = (store: CertStore) => new CertificateKeeper({ store, policy, names, logger, now: () => now });
 
-  it('a fresh cluster: makes the Secret and puts its CA into the CRDs that convert by webhook, and no other', async () => {
+  it('a fresh cluster: puts a new CA into the CRDs that convert by webhook, and no other, before it writes the Secret that serves from it', async () => {
     const fake = fakeStore([
       { name: 'storagebuckets.g', webhook: true, target: OURS, caBundle: undefined },
       { name: 'bucketproviderconfigs.g', webhook: true, target: OURS, caBundle: 'stale' },
@@ -57,7 +108,8 @@ describe('conversion certificate keeper', () => {
     ]);
     const k = keeper(fake.store);
     expect(await k.reconcile()).to.equal(now);
-    expect(fake.writes).to.deep.equal(['secret', 'caBundle storagebuckets.g', 'caBundle bucketproviderconfigs.g']);
+    expect(fake.writes).to.deep.equal(['caBundle storagebuckets.g', 'caBundle bucketproviderconfigs.g', 'secret']);
+    expect(fake.untrustedWrites).to.deep.equal([]);
     const bundle = fake.state.secret?.data[CertSecretKey.caBundle];
     expect(caCount(bundle)).to.equal(1);
     expect(fake.state.crds.get('storagebuckets.g')?.caBundle).to.equal(bundle);
@@ -136,6 +188,115 @@ describe('conversion certificate keeper', () => {
     expect(fake.state.secret?.resourceVersion).to.equal(rv);
   });
 
+  it('replaces an unusable Secret only once the CRDs trust the new CA, and keeps trusting the CAs it held for an overlap', async () => {
+    const fake = fakeStore([{ name: 'storagebuckets.g', webhook: true, target: OURS, caBundle: undefined }]);
+    const k = keeper(fake.store);
+    await k.reconcile();
+    const before = fake.state.secret;
+    if (!before) throw new Error('no Secret');
+    const oldCa = pems(before.data[CertSecretKey.caBundle])[0];
+    // ca.key replaced by a key of no CA in the bundle: the planner starts afresh ('create').
+    const stranger = issueCa({ commonName: 'x', notBefore: new Date(START - H), notAfter: new Date(START + DAY) });
+    fake.state.secret = { ...before, data: { ...before.data, [CertSecretKey.caKey]: stranger.privateKey }, resourceVersion: '7' };
+    fake.writes.length = 0;
+    now = START + H;
+    while ((await k.reconcile()) === now);
+    expect(fake.writes.slice(0, 2)).to.deep.equal(['caBundle storagebuckets.g', 'secret']);
+    expect(fake.untrustedWrites).to.deep.equal([]);
+    // The old CA stays trusted beside the new one: a replica may still serve the old certificate.
+    const held = pems(fake.state.crds.get('storagebuckets.g')?.caBundle);
+    expect(held).to.have.length(2);
+    expect(held[0]).to.equal(oldCa);
+    expect(fake.state.crds.get('storagebuckets.g')?.caBundle).to.equal(fake.state.secret?.data[CertSecretKey.caBundle]);
+    // ... and leaves after an overlap, as in a rotation.
+    now += 2 * H;
+    while ((await k.reconcile()) === now);
+    expect(pems(fake.state.crds.get('storagebuckets.g')?.caBundle)).to.have.length(1);
+    expect(fake.untrustedWrites).to.deep.equal([]);
+  });
+
+  it('never puts a bundle that holds no certificate into a CRD', async () => {
+    const fake = fakeStore([{ name: 'storagebuckets.g', webhook: true, target: OURS, caBundle: undefined }]);
+    fake.state.secret = { data: { [CertSecretKey.caBundle]: 'garbage' }, resourceVersion: '3' };
+    const k = keeper(fake.store);
+    while ((await k.reconcile()) === now);
+    expect(fake.bundles).to.not.include('garbage');
+    expect(caCount(fake.state.crds.get('storagebuckets.g')?.caBundle)).to.equal(1);
+    expect(fake.untrustedWrites).to.deep.equal([]);
+  });
+
+  it('any replica makes a missing Secret, its CA added to what the CRDs trust first; one that is there, usable or not, is left to the leader', async () => {
+    const earlier = issueCa({ commonName: 'earlier', notBefore: new Date(START - H), notAfter: new Date(START + DAY) }).certificate;
+    const fake = fakeStore([
+      { name: 'storagebuckets.g', webhook: true, target: OURS, caBundle: earlier },
+      { name: 'elsewhere.g', webhook: true, target: { service: { namespace: 'team-b', name: 'webhook' } }, caBundle: undefined },
+    ]);
+    const k = keeper(fake.store);
+    expect(await k.ensureSecret()).to.equal(true);
+    expect(fake.writes).to.deep.equal(['caBundle storagebuckets.g', 'secret']);
+    expect(fake.untrustedWrites).to.deep.equal([]);
+    // What the CRD trusted before stays trusted: a replica may still serve from it.
+    const held = pems(fake.state.crds.get('storagebuckets.g')?.caBundle);
+    expect(held).to.deep.equal([earlier, ...pems(fake.state.secret?.data[CertSecretKey.caBundle])]);
+    expect(fake.state.crds.get('elsewhere.g')?.caBundle).to.equal(undefined);
+
+    fake.writes.length = 0;
+    expect(await k.ensureSecret()).to.equal(false);
+    fake.state.secret = { data: { [CertSecretKey.caBundle]: 'garbage' }, resourceVersion: '9' };
+    expect(await k.ensureSecret()).to.equal(false);
+    expect(fake.writes).to.deep.equal([]);
+  });
+
+  it("a replica whose create lost uses the winner's Secret, which the CRDs trusted before it was made; the leader then trusts exactly it", async () => {
+    const fake = fakeStore([{ name: 'storagebuckets.g', webhook: true, target: OURS, caBundle: undefined }]);
+    const loser = keeper(fake.store);
+    fake.loseCreates(true);
+    expect(await loser.ensureSecret()).to.equal(false);
+    // The leader's pass races the same way: no error, it looks again at once.
+    expect(await loser.reconcile()).to.equal(now);
+    expect(fake.state.secret).to.equal(undefined);
+    fake.loseCreates(false);
+    const winner = keeper(fake.store);
+    expect(await winner.ensureSecret()).to.equal(true);
+    expect(fake.untrustedWrites).to.deep.equal([]);
+    // Until a leader with the webhook passes, the losers' CAs are trusted too (their keys are gone).
+    expect(caCount(fake.state.crds.get('storagebuckets.g')?.caBundle)).to.equal(3);
+    while ((await loser.reconcile()) === now);
+    expect(fake.state.crds.get('storagebuckets.g')?.caBundle).to.equal(fake.state.secret?.data[CertSecretKey.caBundle]);
+    expect(caCount(fake.state.crds.get('storagebuckets.g')?.caBundle)).to.equal(1);
+    expect(logs).to.not.match(/Cannot update/);
+  });
+
+  it('the bootstrap retries until a Secret exists and stops on abort', async () => {
+    const fake = fakeStore([{ name: 'storagebuckets.g', webhook: true, target: OURS, caBundle: undefined }]);
+    let reads = 0;
+    const flaky: CertStore = {
+      ...fake.store,
+      read: async () => {
+        if (reads++ === 0) throw new Error('connection refused');
+        return fake.store.read();
+      },
+    };
+    const k = new CertificateKeeper({ store: flaky, policy, names, logger, retryMs: 10 });
+    await k.bootstrap(new AbortController().signal);
+    expect(fake.state.secret).to.not.equal(undefined);
+    expect(logs).to.match(/"message":"connection refused".*"msg":"Cannot create conversion webhook certificates"/);
+    // Aborted before a Secret exists: returns without one.
+    const never = fakeStore([]);
+    const abort = new AbortController();
+    const stuck = new CertificateKeeper({
+      store: { ...never.store, read: () => Promise.reject(new Error('down')) },
+      policy,
+      names,
+      logger,
+      retryMs: 10,
+    });
+    const running = stuck.bootstrap(abort.signal);
+    abort.abort();
+    await running;
+    expect(never.state.secret).to.equal(undefined);
+  });
+
   it('never logs a private key', async () => {
     const fake = fakeStore([{ name: 'storagebuckets.g', webhook: true, target: OURS, caBundle: undefined }]);
     const k = keeper(fake.store);
@@ -145,6 +306,7 @@ describe('conversion certificate keeper', () => {
     }
     expect(logs).to.match(/Rotated conversion webhook certificates/);
     expect(logs).to.include('"step":"dropOldCas"');
+    expect(fake.untrustedWrites, 'a Secret written before the CRDs trusted its serving certificate').to.deep.equal([]);
     expect(logs).to.not.match(/PRIVATE KEY|BEGIN CERTIFICATE/);
   });
 

@@ -127,6 +127,52 @@ describe('webhook certificates in their Secret', () => {
     expect(planRotation(keyOfOtherCa, START, policy)).to.deep.equal({ kind: 'create', reason: 'no CA in the bundle matches the CA key' });
   });
 
+  it('a Service name of 63 characters (the most a Service may have) still gets a CA and a serving certificate naming it', () => {
+    const service = `w${'x'.repeat(61)}k`;
+    const long: ServingNames = { commonName: service, dnsNames: serviceDnsNames(service, 'bucketoperator-system') };
+    const steps: RotationStep['kind'][] = [];
+    let data: CertData | undefined;
+    for (const at of [START, START + 20 * DAY, START + 20 * DAY + 2 * H, START + 20 * DAY + 4 * H]) {
+      for (
+        let step = planRotation(readCertFacts(data, long), at, policy);
+        step.kind !== 'keep';
+        step = planRotation(readCertFacts(data, long), at, policy)
+      ) {
+        steps.push(step.kind);
+        data = applyRotation(step, data, at, policy, long);
+      }
+    }
+    // A whole CA rotation, not only the first Secret.
+    expect(steps).to.deep.equal(['create', 'addCa', 'issueServing', 'dropOldCas']);
+    if (!data) throw new Error('no data');
+    const cert = new X509Certificate(data[CertSecretKey.cert] ?? '');
+    expect(cert.checkHost(`${service}.bucketoperator-system.svc`, { wildcards: false })).to.equal(`${service}.bucketoperator-system.svc`);
+    expect(trusted(cert, bundle(data), START + 20 * DAY + 4 * H)).to.equal(true);
+    for (const x of [cert, ...bundle(data)]) expect(/CN=(.*)/.exec(x.subject)?.[1]?.length).to.be.within(1, 64);
+  });
+
+  it('a fresh start over an unusable Secret keeps the CAs of it that still hold in the bundle, beside the new one', () => {
+    const { data } = converge(undefined, START);
+    const other = converge(undefined, START).data;
+    const unusable = { ...data, [CertSecretKey.caKey]: other[CertSecretKey.caKey] ?? '' };
+    const step = planRotation(readCertFacts(unusable, names), START + H, policy);
+    expect(step.kind).to.equal('create');
+    const fresh = applyRotation(step, unusable, START + H, policy, names);
+    const [kept, added] = bundle(fresh);
+    expect(kept?.raw.equals(bundle(data)[0]?.raw ?? Buffer.alloc(0))).to.equal(true);
+    expect(trusted(new X509Certificate(fresh[CertSecretKey.cert] ?? ''), added ? [added] : [], START + H)).to.equal(true);
+    // An expired CA or one that does not parse is not kept.
+    expect(bundle(applyRotation(step, unusable, START + 31 * DAY, policy, names))).to.have.length(1);
+    expect(
+      bundle(
+        applyRotation(step, { [CertSecretKey.caBundle]: '-----BEGIN CERTIFICATE-----\nAAAA\n-----END CERTIFICATE-----\n' }, START, policy, names),
+      ),
+    ).to.have.length(1);
+    // The next steps drop the old CA after an overlap, as in a rotation.
+    expect(converge(fresh, START + H).steps).to.deep.equal([]);
+    expect(converge(fresh, START + 3 * H).steps).to.deep.equal(['dropOldCas']);
+  });
+
   it('a renamed Service gets a serving certificate from the same CA', () => {
     const { data } = converge(undefined, START);
     const renamedNames = { ...names, dnsNames: serviceDnsNames('renamed', 'bucketoperator-system') };

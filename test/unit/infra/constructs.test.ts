@@ -118,6 +118,32 @@ describe('OperatorManager', () => {
     expect(svc['spec']['selector']).to.deep.equal(deployment['spec']['selector']['matchLabels']);
   });
 
+  it('spreads more than one replica over nodes and zones, softly and per revision; one replica has nothing to spread', () => {
+    const spread = (replicas: number) =>
+      find(
+        synth((c) => new OperatorManager(c, 'm', { replicas })),
+        'Deployment',
+      )['spec']['template']['spec']['topologySpreadConstraints'] as Obj[] | undefined;
+    const selector = deployment['spec']['selector'];
+    expect(spread(2)).to.deep.equal(
+      ['kubernetes.io/hostname', 'topology.kubernetes.io/zone'].map((topologyKey) => ({
+        topologyKey,
+        maxSkew: 1,
+        // A one-node cluster (kind) still schedules every replica.
+        whenUnsatisfiable: 'ScheduleAnyway',
+        labelSelector: selector,
+        matchLabelKeys: ['pod-template-hash'],
+      })),
+    );
+    expect(spread(1)).to.equal(undefined);
+    // The selector matches the Pods it spreads.
+    const labels = find(
+      synth((c) => new OperatorManager(c, 'm', { replicas: 2 })),
+      'Deployment',
+    )['spec']['template']['metadata']['labels'];
+    for (const [k, v] of Object.entries(selector['matchLabels'] as Record<string, string>)) expect(labels[k], k).to.equal(v);
+  });
+
   it('refuses invalid props with a message naming the field', () => {
     expect(() => synth((c) => new OperatorManager(c, 'm', { replicas: 0 }))).to.throw(/props\.replicas/);
     expect(() => synth((c) => new OperatorManager(c, 'm', { metricsPort: 9000, healthPort: 9000 }))).to.throw(/props\.metricsPort/);

@@ -48,9 +48,17 @@ describe('BucketOperator with the conversion webhook', () => {
       '--conversion-webhook-service=bucketoperator-webhook',
       '--conversion-webhook-secret=bucketoperator-webhook-cert',
     ]);
-    // Ready only with a certificate loaded: the readiness probe is /readyz, which includes the webhook.
+    // Ready only with a certificate loaded: the readiness probe is /readyz, which with the webhook
+    // on is the webhook's readiness alone (operator/operator.ts); liveness is the process.
     expect(container['readinessProbe'].httpGet.path).to.equal('/readyz');
+    expect(container['livenessProbe'].httpGet.path).to.equal('/healthz');
     expect(deployment?.['spec'].replicas).to.equal(2);
+    // Two replicas on two nodes (and zones) where there are: one node's loss leaves the webhook served.
+    const spread = (deployment?.['spec'].template.spec.topologySpreadConstraints ?? []) as Obj[];
+    expect(spread.map((c) => [c['topologyKey'], c['whenUnsatisfiable']])).to.deep.equal([
+      ['kubernetes.io/hostname', 'ScheduleAnyway'],
+      ['topology.kubernetes.io/zone', 'ScheduleAnyway'],
+    ]);
     const pdb = find(objs, 'PodDisruptionBudget')[0];
     expect(pdb?.['spec']).to.deep.equal({ minAvailable: 1, selector: { matchLabels: deployment?.['spec'].selector.matchLabels } });
   });

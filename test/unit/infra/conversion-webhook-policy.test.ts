@@ -181,6 +181,38 @@ const cases: Record<string, Case> = {
     object: secret((s) => (s['metadata'].annotations = { a: 'b' })),
     want: /carries only the label/,
   },
+  'its Secret replaced, keeping the labels and annotations others put there': {
+    operation: 'UPDATE',
+    oldObject: secret((s) => ((s['metadata'].labels.team = 'a'), (s['metadata'].annotations = { 'backup.example/at': 'noon' }))),
+    object: secret(
+      (s) => ((s['metadata'].labels.team = 'a'), (s['metadata'].annotations = { 'backup.example/at': 'noon' }), (s['data']['tls.crt'] = b64('c2'))),
+    ),
+    want: 'allowed',
+  },
+  'its own label put back on a Secret others labelled': {
+    operation: 'UPDATE',
+    oldObject: secret((s) => (s['metadata'].labels = { team: 'a' })),
+    object: secret((s) => (s['metadata'].labels.team = 'a')),
+    want: 'allowed',
+  },
+  "another's label changed on its Secret": {
+    operation: 'UPDATE',
+    oldObject: secret((s) => (s['metadata'].labels.team = 'a')),
+    object: secret((s) => (s['metadata'].labels.team = 'b')),
+    want: /carries only the label/,
+  },
+  "another's label dropped from its Secret": {
+    operation: 'UPDATE',
+    oldObject: secret((s) => (s['metadata'].labels.team = 'a')),
+    object: secret(),
+    want: /carries only the label/,
+  },
+  "another's annotation dropped from its Secret": {
+    operation: 'UPDATE',
+    oldObject: secret((s) => (s['metadata'].annotations = { a: 'b' })),
+    object: secret(),
+    want: /carries only the label/,
+  },
   'its Secret deleted': { operation: 'DELETE', object: null, oldObject: secret(), want: /may not delete/ },
 };
 
@@ -248,6 +280,17 @@ describe('the conversion webhook policy and RBAC', () => {
     }
     const off = render(false);
     expect(off.filter((o) => String(o['metadata'].name).includes('conversion-webhook'))).to.deep.equal([]);
-    expect(JSON.stringify(off)).to.not.include('customresourcedefinitions');
+    // Off, only the uninstall guard's read of the StorageBucket CRD is left: no patch, no other CRD.
+    const crdRules = off
+      .flatMap((o) => (o['rules'] ?? []) as Obj[])
+      .filter((r) => (r['resources'] as string[]).includes('customresourcedefinitions'));
+    expect(crdRules).to.deep.equal([
+      {
+        apiGroups: ['apiextensions.k8s.io'],
+        resources: ['customresourcedefinitions'],
+        resourceNames: ['storagebuckets.storage.avalonhosting.example'],
+        verbs: ['get', 'list', 'watch'],
+      },
+    ]);
   });
 });

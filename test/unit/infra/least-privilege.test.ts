@@ -35,8 +35,11 @@ const ALLOWED: Record<'watched' | 'own', Record<string, readonly string[]>> = {
     '/secrets': ['create', 'get', 'list', 'patch', 'watch'],
     '/services': ['create', 'get', 'list', 'patch', 'watch'],
     'events.k8s.io/events': ['create', 'patch'],
-    // One named cluster-scoped object, in either mode: the cluster identity (its uid).
+    // Named cluster-scoped objects, in either mode: the cluster identity (its uid), and the
+    // StorageBucket CRD, whose deletion makes the operator release objects instead of
+    // deprovisioning them (list/watch by name: a fieldSelector on metadata.name).
     '/namespaces[kube-system]': ['get'],
+    'apiextensions.k8s.io/customresourcedefinitions[storagebuckets.storage.avalonhosting.example]': ['get', 'list', 'watch'],
   },
   own: {
     'coordination.k8s.io/leases': ['create', 'get', 'update'],
@@ -95,6 +98,18 @@ describe('least privilege', () => {
         expect(grantedTo(appFor(mode), ns, SA)).to.deep.equal(ALLOWED);
       });
     }
+
+    it('keeps the StorageBucket CRD readable with a cluster id, which drops only the cluster identity', () => {
+      const chart = testChart();
+      new BucketOperator(chart, 'operator', { clusterId: 'prod-eu-1' });
+      const { watched } = grantedTo(Testing.synth(chart) as Obj[], OPERATOR_NS, SA);
+      expect(watched).to.not.have.property('/namespaces[kube-system]');
+      expect(watched['apiextensions.k8s.io/customresourcedefinitions[storagebuckets.storage.avalonhosting.example]']).to.deep.equal([
+        'get',
+        'list',
+        'watch',
+      ]);
+    });
 
     it('never grants delete, escalation verbs or wildcards', () => {
       const forbidden = ['delete', 'deletecollection', 'escalate', 'bind', 'impersonate', '*'];
