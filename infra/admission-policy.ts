@@ -409,12 +409,7 @@ export class OperatorAdmissionPolicy extends Construct {
         validations,
       },
     });
-    new ApiObject(this, 'binding', {
-      apiVersion: 'admissionregistration.k8s.io/v1',
-      kind: 'ValidatingAdmissionPolicyBinding',
-      metadata: { name: this.name, labels: { ...COMMON_LABELS } },
-      spec: { policyName: this.name, validationActions: ['Deny'] },
-    });
+    denyBinding(this, 'binding', this.name);
     if (webhookSecret !== undefined && this.conversionWebhookPolicyName !== undefined) {
       this.conversionWebhookPolicy(this.conversionWebhookPolicyName, webhookSecret, props.operatorNamespace);
     }
@@ -483,12 +478,7 @@ export class OperatorAdmissionPolicy extends Construct {
         validations,
       },
     });
-    new ApiObject(this, 'provenance-binding', {
-      apiVersion: 'admissionregistration.k8s.io/v1',
-      kind: 'ValidatingAdmissionPolicyBinding',
-      metadata: { name, labels: { ...COMMON_LABELS } },
-      spec: { policyName: name, validationActions: ['Deny'] },
-    });
+    denyBinding(this, 'provenance-binding', name);
   }
 
   /** The conversion webhook's Secret and the CRDs' caBundle: the only writes allowed there. */
@@ -597,12 +587,7 @@ export class OperatorAdmissionPolicy extends Construct {
         validations,
       },
     });
-    new ApiObject(this, 'conversion-webhook-binding', {
-      apiVersion: 'admissionregistration.k8s.io/v1',
-      kind: 'ValidatingAdmissionPolicyBinding',
-      metadata: { name, labels: { ...COMMON_LABELS } },
-      spec: { policyName: name, validationActions: ['Deny'] },
-    });
+    denyBinding(this, 'conversion-webhook-binding', name);
   }
 }
 
@@ -623,4 +608,14 @@ function same(path: string): string {
  */
 export function provenancePolicyName(operatorNamespace: string): string {
   return `bucketoperator-provenance.${operatorNamespace}`;
+}
+
+/** The binding that enforces policy `name` everywhere it matches, refusing what it denies. */
+function denyBinding(scope: Construct, id: string, name: string): void {
+  new ApiObject(scope, id, {
+    apiVersion: 'admissionregistration.k8s.io/v1',
+    kind: 'ValidatingAdmissionPolicyBinding',
+    metadata: { name, labels: { ...COMMON_LABELS } },
+    spec: { policyName: name, validationActions: ['Deny'] },
+  });
 }

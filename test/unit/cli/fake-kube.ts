@@ -191,12 +191,12 @@ export function storedObjects(opts: { bucket?: 'v1' | 'v2'; config?: 'v1' | 'v2'
 }
 
 /** A terminal that records what a command prints. */
-export function recorder(): Terminal & { stdout: string; stderr: string } {
+export function recorder(columns = 150): Terminal & { stdout: string; stderr: string } {
   const t = {
     stdout: '',
     stderr: '',
     isTTY: false,
-    columns: 150,
+    columns,
     env: {},
     out: (text: string) => {
       t.stdout += text;

@@ -4,24 +4,10 @@ import { frame } from '../../../cli/commands/trace';
 import { ExitCode } from '../../../cli/exit-codes';
 import { run } from '../../../cli/main';
 import type { Terminal } from '../../../cli/terminal';
+import { recorder as fakeRecorder } from './fake-kube';
 import { NOW, snapshot, waitingBucket } from './fixtures';
 
-function recorder(): Terminal & { stdout: string; stderr: string } {
-  const t = {
-    stdout: '',
-    stderr: '',
-    isTTY: false,
-    columns: 120,
-    env: {},
-    out: (text: string) => {
-      t.stdout += text;
-    },
-    err: (text: string) => {
-      t.stderr += text;
-    },
-  };
-  return t;
-}
+const recorder = (): Terminal & { stdout: string; stderr: string } => fakeRecorder(120);
 
 const cases: Record<string, { argv: string[]; code: ExitCode; stdout?: string | RegExp; stderr?: string | RegExp }> = {
   'no arguments print the help': { argv: [], code: ExitCode.OK, stdout: HELP },
