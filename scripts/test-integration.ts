@@ -53,6 +53,12 @@ const SECONDS: Readonly<Record<string, number>> = {
   'image.test.ts': 0,
 };
 
+/**
+ * Files that start the machine's one node (test/support/node takes a machine-wide lock): they
+ * share a lane, so they never wait on each other's node.
+ */
+const NEEDS_NODE = /^test\/integration\/node[-.]/;
+
 function testFiles(): string[] {
   return readdirSync(join(REPO, DIR))
     .filter((f) => f.endsWith('.test.ts'))
@@ -86,7 +92,15 @@ function runLane(name: string, files: string[]): Promise<LaneResult> {
 async function main(): Promise<void> {
   const given = process.argv.slice(2).map((f) => relative(REPO, join(process.cwd(), f)));
   const files = given.length > 0 ? given : testFiles();
-  const lanes = given.length > 0 ? [files] : dealByWeight(files, (f) => SECONDS[f.slice(DIR.length + 1)] ?? 30, lanesFromEnv(process.env));
+  const lanes =
+    given.length > 0
+      ? [files]
+      : dealByWeight(
+          files,
+          (f) => SECONDS[f.slice(DIR.length + 1)] ?? 30,
+          lanesFromEnv(process.env),
+          (f) => (NEEDS_NODE.test(f) ? 'node' : undefined),
+        );
   const began = performance.now();
   const results = await Promise.all(lanes.map((laneFiles, i) => runLane(`lane ${i + 1}`, laneFiles)));
   const all = results.flatMap((r) => r.times).sort((a, b) => b[1] - a[1]);

@@ -24,6 +24,15 @@ describe('integration lanes', () => {
       expect(dealByWeight([], w, 2)).to.deep.equal([]);
     });
 
+    it('keeps a group in one lane, dealt as one unit', () => {
+      const g = (k: string): string | undefined => (k === 'a' || k === 'f' ? 'node' : undefined);
+      const lanes = dealByWeight(['a', 'b', 'c', 'd', 'e', 'f'], w, 3, g);
+      const holding = lanes.filter((lane) => lane.includes('a') || lane.includes('f'));
+      expect(holding).to.have.length(1);
+      expect(holding[0]).to.include.members(['a', 'f']);
+      expect(lanes.flat().sort()).to.deep.equal(['a', 'b', 'c', 'd', 'e', 'f']);
+    });
+
     it('is the same for the same input, ties kept in input order', () => {
       const flat = (): string[][] => dealByWeight(['x', 'y', 'z', 'q'], () => 1, 2);
       expect(flat()).to.deep.equal([
