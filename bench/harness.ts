@@ -91,6 +91,8 @@ export class Bench {
   profileDir?: string;
   /** Node options added after the Deployment's NODE_OPTIONS (they win): flag experiments only. */
   nodeOptions: readonly string[] = [];
+  /** Set: ours runs on this Node binary instead of the pinned one the image runs. */
+  oursNode?: string;
   /** Operator flags for ours beyond the Deployment's (local-only ones, see deployment-invocation.ts). */
   oursFlags: Readonly<Record<string, string>> = {};
   /** Set: kube-apiserver CPU profiles of each converge and delete phase are written there (`go tool pprof`). */
@@ -257,6 +259,7 @@ export class Bench {
       pollInterval: '3s',
       driftInterval: '60s',
       flags: { 'max-concurrent-reconciles': String(maxConcurrent), 'log-level': 'info', ...qps, ...this.oursFlags },
+      ...(this.oursNode === undefined ? {} : { nodeBinary: this.oursNode }),
       nodeArgs: [
         ...this.nodeOptions,
         ...(this.profileDir

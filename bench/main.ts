@@ -13,7 +13,7 @@
  *                    [--peer-name seed-go] [--peer-ready phase=Active] [--peer-first] [--peer-pad-bytes 0] [--rounds 1]
  *                    [--apiserver-profile-dir DIR] [--apiserver-profile-seconds 10]
  *                    [--profile-dir DIR] [--node-options '<V8 flags for ours>'] [--ours-flag name=value ...]
- *                    [--idle-resident]
+ *                    [--ours-node PATH] [--idle-resident]
  *
  *                    [--conversion-objects 10000] [--conversion-gets 1000] [--conversion-lists 3]
  *
@@ -37,6 +37,7 @@ import { parseReadyRule, SEED_GO_TEMPLATE } from './peer';
 import { backlog, bulkCreate, idle, unrelatedSecrets, type Figures, type ScenarioSettings } from './scenarios';
 import { noisyNeighbour, tenants } from './tenants';
 import { conversion } from './conversion';
+import { operatorNode } from '../test/support/image';
 
 const { values } = parseArgs({
   options: {
@@ -65,6 +66,7 @@ const { values } = parseArgs({
     'apiserver-profile-dir': { type: 'string' },
     'apiserver-profile-seconds': { type: 'string', default: '10' },
     'node-options': { type: 'string' },
+    'ours-node': { type: 'string' },
     'ours-flag': { type: 'string', multiple: true },
     'peer-command': { type: 'string' },
     'peer-name': { type: 'string', default: 'peer' },
@@ -166,6 +168,8 @@ async function main(): Promise<void> {
       return eq < 0 ? [f, 'true'] : [f.slice(0, eq), f.slice(eq + 1)];
     }),
   );
+  // Another Node release for ours (the pinned one by default): before/after figures of a runtime move.
+  if (values['ours-node'] !== undefined) bench.oursNode = values['ours-node'];
   if (values['node-options'] !== undefined) bench.nodeOptions = values['node-options'].split(/\s+/).filter(Boolean);
   try {
     if (scenarios.has('idle')) await each('idle', 0, () => idle(bench, Number(values['idle-seconds']), settings));
@@ -201,7 +205,8 @@ async function main(): Promise<void> {
   } finally {
     await bench.stop();
   }
-  const machine = `${cpus().length} x ${cpus()[0]?.model ?? 'cpu'}, ${Math.round(totalmem() / 2 ** 30)} GiB, Node ${process.version}`;
+  const oursNode = execFileSync(bench.oursNode ?? operatorNode(), ['--version'], { encoding: 'utf8' }).trim();
+  const machine = `${cpus().length} x ${cpus()[0]?.model ?? 'cpu'}, ${Math.round(totalmem() / 2 ** 30)} GiB, harness on Node ${process.version}, ours on Node ${oursNode}`;
   const loadAtEnd = load();
   console.log(
     `\nmachine: ${machine}; provider delay ${providerDelayMs} ms; workers ${settings.workers}; converge provider qps ${settings.convergeProviderQps}`,

@@ -41,6 +41,11 @@ export interface OperatorProcessOptions {
   readonly podName?: string;
   /** Node options before the script (profiling in bench/; the Deployment passes none). */
   readonly nodeArgs?: readonly string[];
+  /**
+   * Another Node binary than the image's (bench/ compares releases with it; tests never set it).
+   * @default the pinned Node the image runs
+   */
+  readonly nodeBinary?: string;
 }
 
 /** A running operator process. */
@@ -66,13 +71,14 @@ export function fromSource(): boolean {
 export async function operatorInvocation(
   flags: Readonly<Record<string, string>>,
   podName: string,
+  nodeBinary: string = operatorNode(),
 ): Promise<{ file: string; argv: string[]; env: Record<string, string>; cwd: string }> {
   const source = fromSource();
   if (source) noteFromSource();
   const imageDir = source ? REPO : await buildImage();
   const inv: Invocation = localInvocation(distDeployment(), operatorImageConfig(), {
     imageDir,
-    nodeBinary: operatorNode(),
+    nodeBinary,
     flags,
     fieldRefs: { 'metadata.name': podName },
   });
@@ -109,6 +115,7 @@ export async function startOperatorProcess(opts: OperatorProcessOptions): Promis
       ...opts.flags,
     },
     opts.podName ?? `bucketoperator-local-${randomBytes(4).toString('hex')}`,
+    opts.nodeBinary,
   );
   // Only the container's environment, as in a Pod: nothing of the test runner's leaks in.
   return startLoggedProcess({
