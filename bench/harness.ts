@@ -376,6 +376,25 @@ export class Bench {
     return bytes;
   }
 
+  /**
+   * The bytes etcd holds for one StorageBucket of `ns` (the first by key), as kube-apiserver
+   * stored it: JSON with managedFields, read from etcd's gateway rather than through the API,
+   * which would re-encode it.
+   */
+  async storedBucket(ns: string): Promise<string | undefined> {
+    const prefix = `/registry/${STORAGE_BUCKET.group}/${STORAGE_BUCKET.plural}/${ns}/`;
+    const end = prefix.slice(0, -1) + String.fromCharCode(prefix.charCodeAt(prefix.length - 1) + 1);
+    const b64 = (x: string) => Buffer.from(x, 'utf8').toString('base64');
+    const res = await fetch(`${this.cp.etcdUrl}/v3/kv/range`, {
+      method: 'POST',
+      body: JSON.stringify({ key: b64(prefix), range_end: b64(end), limit: 1 }),
+      signal: AbortSignal.timeout(10_000),
+    });
+    if (!res.ok) throw new Error(`etcd range ${prefix}: ${res.status}`);
+    const kv = ((await res.json()) as { kvs?: Array<{ value: string }> }).kvs?.[0];
+    return kv === undefined ? undefined : Buffer.from(kv.value, 'base64').toString('utf8');
+  }
+
   /** Creates `n` Opaque Secrets of `sizeKiB` each, unrelated to the operator, 20 in flight. */
   async createSecrets(ns: string, n: number, sizeKiB: number): Promise<void> {
     const payload = Buffer.alloc(sizeKiB * 1024, 'x')

@@ -5,6 +5,7 @@
 import { setTimeout as sleep } from 'node:timers/promises';
 import { Bench, delta, fromZero, type Reading } from './harness';
 import { cpuSeconds, peakRssMiB, rssMiB, rssParts } from './metrics';
+import { breakdownFigures, byteBreakdown } from './object-bytes';
 import { residentReport } from './resident';
 
 /** Figures of one scenario run, printed as a table and stored as JSON. */
@@ -109,8 +110,20 @@ export async function bulkCreate(bench: Bench, n: number, s: ScenarioSettings): 
   Object.assign(figures, await steady(bench, op.pid, n, s.steadySeconds));
   Object.assign(figures, await restartBacklog(bench, n, latencyNs, s));
   if (n <= s.deleteUpTo) Object.assign(figures, await deleteAll(bench, ns, n));
+  Object.assign(figures, perBucketLife(figures, 'api server CPU s', n));
   await bench.stopOperator();
   return figures;
+}
+
+/**
+ * kube-apiserver's CPU per bucket-life (created, Ready, deleted), in ms: the converge phase's
+ * and the delete phase's server CPU over N. What a cluster pays per bucket, whatever operator.
+ */
+export function perBucketLife(figures: Figures, convergeKey: string, n: number): Figures {
+  const converge = figures[convergeKey];
+  const del = figures['delete api server CPU s'];
+  if (typeof converge !== 'number' || typeof del !== 'number' || n <= 0) return {};
+  return { 'api server CPU ms per bucket-life': round(((converge + del) * 1000) / n, 1) };
 }
 
 /**
@@ -139,10 +152,13 @@ export async function backlog(bench: Bench, n: number, s: ScenarioSettings): Pro
   figures['Ready StorageBucket JSON bytes'] = bytes.bucket;
   figures['owned Secret JSON bytes'] = bytes.secret;
   figures['owned Service JSON bytes'] = bytes.service;
+  const stored = await bench.storedBucket(ns);
+  if (stored !== undefined) Object.assign(figures, breakdownFigures(byteBreakdown(stored), 'stored StorageBucket bytes'));
   // The new process's counters start at zero.
   Object.assign(figures, perBucket(delta(fromZero(r0), r1), n, 'backlog '));
   console.log(`backlog n=${n}:`, JSON.stringify(figures));
   if (n <= s.deleteUpTo) Object.assign(figures, await deleteAll(bench, ns, n));
+  Object.assign(figures, perBucketLife(figures, 'backlog api server CPU s', n));
   await bench.stopOperator();
   return figures;
 }
