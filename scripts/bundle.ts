@@ -6,6 +6,8 @@
  * wrappers, one source string, no package.json reads and resolution caches).
  *
  *   tsx scripts/bundle.ts <tscOut> <outDir>      (run from the repository root)
+ *   tsx scripts/bundle.ts --provider <outDir>    the mock provider, from its TypeScript source,
+ *                                                to <outDir>/provider/main.js
  *
  * operator/Dockerfile and scripts/build-image.sh both run it (IMAGE_BUNDLE_SCRIPT in
  * scripts/image.env). It fails, instead of shipping a bundle that fails later, when esbuild
@@ -123,10 +125,25 @@ export async function bundleFile(opts: BundleOptions): Promise<BundleResult> {
   return { outfile: opts.outfile, bytes: output?.bytes ?? 0, inputs: Object.keys(result.metafile.inputs).length };
 }
 
+/**
+ * Bundles the mock provider (provider/main.ts, compiled by esbuild itself: the provider is no
+ * part of tsconfig.build.json) into `<outDir>/provider/main.js`, for the provider's image
+ * (scripts/oci/provider.Dockerfile).
+ */
+export async function bundleProvider(repo: string, outDir: string): Promise<BundleResult> {
+  mkdirSync(join(outDir, 'provider'), { recursive: true });
+  return bundleFile({ entry: join(repo, 'provider', 'main.ts'), outfile: resolve(outDir, 'provider', 'main.js'), repo });
+}
+
 async function main(argv: readonly string[]): Promise<void> {
   const [tscOut, outDir] = argv;
-  if (!tscOut || !outDir || argv.length !== 2) throw new Error('usage: tsx scripts/bundle.ts <tscOut> <outDir>');
+  if (!tscOut || !outDir || argv.length !== 2) throw new Error('usage: tsx scripts/bundle.ts <tscOut> <outDir> | --provider <outDir>');
   const repo = process.cwd();
+  if (tscOut === '--provider') {
+    const res = await bundleProvider(repo, outDir);
+    process.stderr.write(`bundle: ${res.inputs} modules -> ${res.outfile} (${(res.bytes / 1024).toFixed(0)} KiB)\n`);
+    return;
+  }
   mkdirSync(join(outDir, 'operator'), { recursive: true });
   const res = await bundleFile({
     entry: resolve(tscOut, 'operator', 'main.js'),
