@@ -23,7 +23,7 @@ export const REPO_ROOT = resolve(__dirname, '..');
  * Application moves from one folder to the next and prunes what the next one lacks.
  */
 export const DIST_VARIANTS: ReadonlyArray<{ readonly dir: string; readonly files: readonly string[]; readonly operator: BucketOperatorProps }> = [
-  // Step 1: v2 served through the operator's webhook, v1 still stored (back: dist/, see the README).
+  // Step 1: v2 served through the operator's webhook, v1 still stored (back: dist/, see docs/v2.md).
   { dir: 'v2', files: CHART_IDS, operator: { conversionWebhook: {} } },
   // Step 2: v2 stored and the stored objects migrated to it.
   { dir: 'v2-stored', files: [...CHART_IDS, STORAGE_MIGRATION_ID], operator: { conversionWebhook: { storageVersion: 'v2' } } },

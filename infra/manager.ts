@@ -11,6 +11,7 @@ import { Construct } from 'constructs';
 import { k8s } from 'cdk8s-plus-28';
 import { COMMON_LABELS, MANAGER_SELECTOR } from './labels';
 import { DEFAULT_OPERATOR_NAMESPACE } from './namespace';
+import { DEFAULT_IMAGE } from './version';
 
 /** Log levels the operator's `--log-level` flag accepts. */
 export type LogLevel = 'debug' | 'info' | 'warn' | 'error';
@@ -57,7 +58,7 @@ export interface OperatorManagerProps {
   readonly serviceAccountName?: string;
   /**
    * Operator image.
-   * @default 'bucketoperator:0.1.0'
+   * @default `bucketoperator:<package version>` (DEFAULT_IMAGE)
    */
   readonly image?: string;
   /**
@@ -258,7 +259,7 @@ export class OperatorManager extends Construct {
             containers: [
               {
                 name: 'manager',
-                image: props.image ?? 'bucketoperator:0.1.0',
+                image: props.image ?? DEFAULT_IMAGE,
                 imagePullPolicy: 'IfNotPresent',
                 args,
                 env: [
@@ -267,7 +268,7 @@ export class OperatorManager extends Construct {
                   // Node's heap otherwise sizes itself from the host, not the container limit.
                   // A 4 MiB young generation (V8's default is up to 16 MiB per semi-space) cuts
                   // the converge peak at 1,000 buckets from 111 to 88 MiB for a little more
-                  // scavenging (bench/README.md); the old space holds 10,000 buckets at 192.
+                  // scavenging (bench/HISTORY.md); the old space holds 10,000 buckets at 192.
                   { name: 'NODE_OPTIONS', value: '--max-old-space-size=192 --max-semi-space-size=4' },
                 ],
                 ports: [

@@ -45,7 +45,7 @@ export interface BucketOperatorProps {
   readonly createNamespace?: boolean;
   /**
    * Operator image.
-   * @default 'bucketoperator:0.1.0'
+   * @default `bucketoperator:<package version>` (DEFAULT_IMAGE)
    */
   readonly image?: string;
   /**
@@ -165,7 +165,7 @@ export interface ConversionWebhookProps {
   /**
    * The version the API server stores. v1 keeps a rollback to v1 alone possible; v2 also
    * switches the operator to reading and writing v2 (`--api-version`), so its own work never
-   * goes through the webhook. See the README's storage migration section for the order.
+   * goes through the webhook. See docs/v2.md, "Storing v2", for the order.
    * @default 'v1'
    */
   readonly storageVersion?: ApiVersionName;

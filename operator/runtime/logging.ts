@@ -52,7 +52,7 @@ export const STDOUT_FLUSH_MS = 250;
 
 /**
  * Stdout, written asynchronously and in batches. pino's default writes each line with its own
- * synchronous write(2): measured at 3,000 buckets (bench/README.md) that was 14 % of the main
+ * synchronous write(2): measured at 3,000 buckets (bench/HISTORY.md) that was 14 % of the main
  * thread's busy time while deleting and 8 % over a whole run; written asynchronously one line
  * at a time, queuing each write still took 15 % of the delete phase's busy time. Lines are
  * written once {@link STDOUT_BATCH_BYTES} have gathered or {@link STDOUT_FLUSH_MS} after the

@@ -13,6 +13,7 @@ import { promisify } from 'node:util';
 import { parseAllDocuments } from 'yaml';
 import { CHART_IDS } from '../../infra/app';
 import { REPO_ROOT } from '../../infra/generate';
+import { VERSION } from '../../infra/version';
 import type { ControlPlane } from '../support/control-plane';
 import { kubectlOk } from '../support/kube';
 import { lockedVersion, npmInstall, packedTarball, sh } from '../support/packed';
@@ -210,9 +211,9 @@ describe('the packed construct library in a fresh cdk8s app', function () {
     // The consumer installed only the package's dependencies and peers: a plugin module that
     // needed a dev dependency (client-node, tsx) would fail to load here.
     const bin = join(appDir, 'node_modules', '.bin', 'kubectl-bucket');
-    expect(await sh(bin, ['version'], appDir)).to.equal('kubectl-bucket 0.1.0\n');
+    expect(await sh(bin, ['version'], appDir)).to.equal(`kubectl-bucket ${VERSION}\n`);
     expect(await sh(bin, ['help'], appDir)).to.include('trace NAME');
-    expect(await sh('npx', ['--no-install', 'kubectl-bucket', 'version'], appDir)).to.equal('kubectl-bucket 0.1.0\n');
+    expect(await sh('npx', ['--no-install', 'kubectl-bucket', 'version'], appDir)).to.equal(`kubectl-bucket ${VERSION}\n`);
     const res = await run(bin, ['trace', 'x', '--kubeconfig', join(appDir, 'absent')], { cwd: appDir }).then(
       () => ({ code: 0, stderr: '' }),
       (err: { code: number; stderr: string }) => err,

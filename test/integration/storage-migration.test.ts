@@ -5,7 +5,7 @@
  * StorageVersionMigrations the construct renders make kube-controller-manager rewrite every
  * object in v2 and trim `status.storedVersions`. What etcd holds is read directly (its JSON
  * gateway), so "rewritten" is proven, not inferred from the CRD's status. Then the way back,
- * as the README writes it: store v1 again, migrate to v1, and only then may v2 leave the CRDs.
+ * as docs/v2.md writes it: store v1 again, migrate to v1, and only then may v2 leave the CRDs.
  *
  * The operator runs in-process as its ServiceAccount under the rendered RBAC and policies
  * (namespace mode, watching its own namespace); no provider runs, so "reconciling" is seen as
@@ -243,7 +243,7 @@ describe('storage migration to v2 and back on a real control plane', function ()
     expect(watchedBefore.status?.conditions?.length, 'the watched bucket has conditions').to.be.greaterThan(0);
     expect(tally(await storedVersions(cp, 'storagebuckets', ns))).to.deep.equal({ [v1.API_VERSION]: COUNT + 1 });
 
-    // The flip, in the order the README gives: CRDs storing v2, the operator on v2, then the migrations.
+    // The flip, in the order docs/v2.md gives: CRDs storing v2, the operator on v2, then the migrations.
     await stack.applyCrds({ storage: 'v2' });
     await operatorOn('v2');
     for (const [def] of VERSION_PAIRS) {

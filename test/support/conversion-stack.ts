@@ -100,7 +100,7 @@ export function conversionTraffic(loops: number, read: (i: number) => Promise<un
 export const SERVER_SIDE_APPLY = ['apply', '--server-side', '--force-conflicts', '--field-manager=conversion-test', '-f', '-'] as const;
 
 /**
- * The README's last rollback step for `def`'s CRD: the conversion stanza replaced by
+ * docs/v2.md's last rollback step for `def`'s CRD: the conversion stanza replaced by
  * `strategy: None` (the operator's field manager owns the caBundle, so a server-side apply
  * alone is refused), then the v1-only CRD applied server-side.
  */

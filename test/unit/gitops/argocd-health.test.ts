@@ -6,7 +6,7 @@ import { BUCKET_TERMINAL_REASONS, CONFIG_TERMINAL_REASONS } from '../../../opera
 import { Reason } from '../../../operator/bucket/reasons';
 import { IN_USE_REASON } from '../../../operator/bucket/config-reconciler';
 import { CUSTOMIZATIONS_DIR, REPO_ROOT, customizations, healthTests, readObject, runHealthLua, type Customization } from '../../support/gitops';
-import { argocdConfigMap, renderReadme } from '../../support/gitops-docs';
+import { GITOPS_DOC, argocdConfigMap, renderGitopsDoc } from '../../support/gitops-docs';
 import { asV2 } from '../../support/as-v2';
 
 const GROUP = 'storage.avalonhosting.example';
@@ -83,9 +83,9 @@ describe('Argo CD health checks (health.lua on Debian lua5.1)', () => {
       expect(text.endsWith(argocdConfigMap()), 'argocd-cm.yaml is stale; run npm run gitops:docs').to.equal(true);
     });
 
-    it('README.md shows the same snippets', () => {
-      const readme = readFileSync(join(REPO_ROOT, 'README.md'), 'utf8');
-      expect(readme === renderReadme(readme), 'README.md is stale; run npm run gitops:docs').to.equal(true);
+    it('docs/gitops.md shows the same snippets', () => {
+      const doc = readFileSync(GITOPS_DOC, 'utf8');
+      expect(doc === renderGitopsDoc(doc), 'docs/gitops.md is stale; run npm run gitops:docs').to.equal(true);
     });
   });
 
