@@ -4,8 +4,8 @@
  * come from the operator's own table (operator/bucket/reason-classes.ts) and commands from its
  * own helpers, so the plugin says what the operator's status, Argo CD and Flux say.
  */
-import { ADOPT_ANNOTATION, PAUSED_ANNOTATION } from '../operator/api/v1';
-import { labelCommand } from '../operator/bucket/connect';
+import { ADOPT_ANNOTATION, PAUSED_ANNOTATION } from '../operator/api/v1/well-known';
+import { labelCommand } from '../operator/bucket/credentials';
 import { BUCKET_REASON_CLASS, CONFIG_TERMINAL_REASONS, type ReasonClass } from '../operator/bucket/reason-classes';
 import { Reason } from '../operator/bucket/reasons';
 import { ExitCode } from './exit-codes';

@@ -4,17 +4,20 @@
  * schema the spec is rendered from, the annotation size limit), so a refused edit is refused
  * here with the field named and nothing is sent.
  */
-import {
-  ADOPT_ANNOTATION,
-  PAUSED_ANNOTATION,
-  RECONCILE_REQUESTED_ANNOTATION,
-  StorageBucketSpec,
-  StorageBucketStatus,
-  formatFieldErrors,
-  validate,
-  type StorageBucket,
-} from '../operator/api/v1';
+import type * as V1 from '../operator/api/v1';
+import type { StorageBucket } from '../operator/api/v1';
+import { ADOPT_ANNOTATION, PAUSED_ANNOTATION, RECONCILE_REQUESTED_ANNOTATION } from '../operator/api/v1/well-known';
 import { CliError, ExitCode } from './exit-codes';
+
+/**
+ * The API's schemas and their validator, for the edits that check a value against them (adopt,
+ * orphan). Required when first asked for, not imported: the schemas are built as their modules
+ * load, a start-up cost that pause, resume and reconcile (annotations only) need not pay.
+ */
+function schemas(): Pick<typeof V1, 'StorageBucketSpec' | 'StorageBucketStatus' | 'formatFieldErrors' | 'validate'> {
+  // eslint-disable-next-line @typescript-eslint/no-require-imports
+  return require('../operator/api/v1') as typeof V1;
+}
 
 /** The edit commands. */
 export type EditCommand = 'reconcile' | 'pause' | 'resume' | 'adopt' | 'orphan';
@@ -59,6 +62,7 @@ function withAnnotation(bucket: StorageBucket, key: string, value: string | null
 export function adoptIdProblem(id: string): string | undefined {
   if (id.trim() === '') return '--id must not be empty';
   if (/\s/.test(id)) return '--id must not contain whitespace';
+  const { StorageBucketStatus, formatFieldErrors, validate } = schemas();
   const errors = validate(StorageBucketStatus, { id });
   return errors.length > 0 ? `--id: ${formatFieldErrors('status', errors)}` : undefined;
 }
@@ -98,6 +102,7 @@ export function planEdit(bucket: StorageBucket, req: EditRequest): EditPlan {
     case 'orphan': {
       if (bucket.spec.deletionPolicy === 'Orphan') return { summary: `${ref} already has deletionPolicy Orphan` };
       const spec = { ...bucket.spec, deletionPolicy: 'Orphan' };
+      const { StorageBucketSpec, formatFieldErrors, validate } = schemas();
       const errors = validate(StorageBucketSpec, spec);
       if (errors.length > 0) refuse(`${ref}: ${formatFieldErrors('spec', errors)}`);
       return {

@@ -6,9 +6,10 @@
  */
 import type { V1Secret } from '@kubernetes/client-node';
 import type { BucketProviderConfig, StorageBucket } from '../operator/api/v1';
-import { DEFAULT_SECRET_KEY, MANAGED_BY_LABEL, MANAGED_BY_VALUE } from '../operator/api/v1';
-import { isCredentialsSecret, judgeCredentials } from '../operator/bucket/connect';
-import { isControlledBy } from '../operator/bucket/owned';
+import { DEFAULT_SECRET_KEY } from '../operator/api/v1/names';
+import { MANAGED_BY_LABEL, MANAGED_BY_VALUE } from '../operator/api/v1/well-known';
+import { isCredentialsSecret, judgeCredentials } from '../operator/bucket/credentials';
+import { isControlledBy } from '../operator/bucket/owned-identity';
 
 /** An object that may be missing, or that the user may not read. */
 export type Lookup<T> =

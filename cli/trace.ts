@@ -4,7 +4,8 @@
  * records it, each with Ready/Synced, reason, message and creation time. The diagnosis
  * (cli/diagnose.ts) picks the root cause among these nodes.
  */
-import { PAUSED_ANNOTATION, type Condition } from '../operator/api/v1';
+import type { Condition } from '../operator/api/v1';
+import { PAUSED_ANNOTATION } from '../operator/api/v1/well-known';
 import { ConditionType } from '../operator/bucket/reasons';
 import type { OwnedFacts, Snapshot } from './snapshot';
 import { timeText } from './snapshot';

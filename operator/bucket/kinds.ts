@@ -1,13 +1,17 @@
-/** Resource kinds the bucket controllers read and write. */
+/**
+ * Resource kinds the bucket controllers read and write. Names and constants only (no schema
+ * and no runtime code is loaded with them), so the kubectl plugin reads with the same kinds.
+ */
 import type { ResourceKind } from '../runtime';
-import { BucketProviderConfigDefinition, GROUP, StorageBucketDefinition, VERSION } from '../api/v1';
+import { GROUP, VERSION } from '../api/v1/group';
+import { PROVIDER_CONFIG_NAMES, STORAGE_BUCKET_NAMES } from '../api/v1/names';
 
 /** storagebuckets.storage.avalonhosting.example/v1 */
 export const STORAGE_BUCKET: ResourceKind = {
   group: GROUP,
   version: VERSION,
-  kind: StorageBucketDefinition.kind,
-  plural: StorageBucketDefinition.plural,
+  kind: STORAGE_BUCKET_NAMES.kind,
+  plural: STORAGE_BUCKET_NAMES.plural,
   namespaced: true,
 };
 
@@ -15,8 +19,8 @@ export const STORAGE_BUCKET: ResourceKind = {
 export const PROVIDER_CONFIG: ResourceKind = {
   group: GROUP,
   version: VERSION,
-  kind: BucketProviderConfigDefinition.kind,
-  plural: BucketProviderConfigDefinition.plural,
+  kind: PROVIDER_CONFIG_NAMES.kind,
+  plural: PROVIDER_CONFIG_NAMES.plural,
   namespaced: true,
 };
 

@@ -11,8 +11,7 @@ import { API_VERSION, BUCKET_NAME_LABEL, MANAGED_BY_LABEL, MANAGED_BY_VALUE, Sto
 import { ownerReference, type KubeObject, type Transform } from '../runtime';
 import { accessSecretName, serviceName } from './names';
 
-/** Label selector of the owned-object informers: only what the operator made is cached. */
-export const MANAGED_BY_SELECTOR = `${MANAGED_BY_LABEL}=${MANAGED_BY_VALUE}`;
+export { MANAGED_BY_SELECTOR, isControlledBy } from './owned-identity';
 
 /**
  * Labels every owned object carries: exactly the keys of OWNED_OBJECT_LABELS, the only ones the
@@ -139,11 +138,6 @@ export function serviceNeedsApply(desired: V1Service, live: V1Service | undefine
     live.spec?.type !== desired.spec?.type ||
     live.spec?.externalName !== desired.spec?.externalName
   );
-}
-
-/** True when `obj` carries a controller ownerReference to `owner`. */
-export function isControlledBy(obj: { metadata?: { ownerReferences?: V1OwnerReference[] } }, owner: StorageBucket): boolean {
-  return (obj.metadata?.ownerReferences ?? []).some((r) => r.controller === true && r.uid === owner.metadata.uid);
 }
 
 /**

@@ -11,17 +11,14 @@ import type { Logger } from 'pino';
 import { isNotFound } from './api-errors';
 import type { KubeClient } from './client';
 import { realClock, type Clock } from './clock';
-import type { KubeObject, ResourceKind } from './types';
+import { EVENT_KIND, type EventObject, type EventType } from './event-object';
+import type { KubeObject } from './types';
 import { WriteFailureReporter, resourceLabel } from './write-failures';
 
-/** The events.k8s.io/v1 Event kind. */
-export const EVENT_KIND: ResourceKind = { group: 'events.k8s.io', version: 'v1', kind: 'Event', plural: 'events', namespaced: true };
+export { EVENT_KIND, type EventObject, type EventType } from './event-object';
 
 /** The API server rejects longer notes. */
 export const MAX_NOTE_BYTES = 1024;
-
-/** Event type, as the API allows it. */
-export type EventType = 'Normal' | 'Warning';
 
 /** The client capabilities the recorder needs. */
 export type EventWriter = Pick<KubeClient, 'create' | 'patch'>;
@@ -51,20 +48,6 @@ export interface EventRecorderOptions {
    * on /metrics. @default a reporter on `logger`, without metrics
    */
   readonly failures?: Pick<WriteFailureReporter, 'report'>;
-}
-
-/** A minimal events.k8s.io/v1 Event, as this recorder writes it. */
-export interface EventObject extends KubeObject {
-  eventTime?: string;
-  type?: EventType;
-  reason?: string;
-  action?: string;
-  note?: string;
-  reportingController?: string;
-  reportingInstance?: string;
-  regarding?: Record<string, string | undefined>;
-  related?: Record<string, string | undefined>;
-  series?: { count: number; lastObservedTime: string };
 }
 
 /**

@@ -6,6 +6,8 @@
 import { Counter, Gauge, Histogram, Registry, collectDefaultMetrics } from 'prom-client';
 import type { UnfinishedWorkProbe, WorkQueueMetrics, WorkQueueMetricsProvider } from './workqueue';
 
+export { registeredCounter } from './registered-counter';
+
 /** Result label of `controller_runtime_reconcile_total`. */
 export type ReconcileResult = 'success' | 'error' | 'requeue' | 'requeue_after';
 
@@ -214,14 +216,4 @@ export class Metrics implements WorkQueueMetricsProvider {
   async text(): Promise<string> {
     return this.registry.metrics();
   }
-}
-
-/**
- * The counter `name` on `registry`: the one registered there already (several clients or
- * reporters may share a registry), or a new one. prom-client refuses a second registration.
- */
-export function registeredCounter<L extends string>(registry: Registry, name: string, help: string, labelNames: readonly L[]): Counter<L> {
-  const existing = registry.getSingleMetric(name);
-  if (existing) return existing as Counter<L>;
-  return new Counter({ name, help, labelNames, registers: [registry] });
 }

@@ -14,7 +14,7 @@ import https from 'node:https';
 import type { Readable } from 'node:stream';
 import type tls from 'node:tls';
 import type { Counter, Registry } from 'prom-client';
-import { registeredCounter } from './metrics';
+import { registeredCounter } from './registered-counter';
 import { ApiError, apiErrorFrom } from './api-errors';
 import { oneLine } from './client-internal';
 import { RequestThrottle } from './client-throttle';

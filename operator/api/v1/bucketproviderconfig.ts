@@ -5,10 +5,10 @@
 import { Type, type Static } from '@sinclair/typebox';
 import type { V1ObjectMeta } from '@kubernetes/client-node';
 import { API_VERSION, CATEGORY, GROUP, VERSION } from './group';
+import { DEFAULT_SECRET_KEY, PROVIDER_CONFIG_NAMES } from './names';
 import { ConditionList, type ApiDefinition } from './schema-helpers';
 
-/** Key used in the Secret when `secretRef.key` is not given. */
-export const DEFAULT_SECRET_KEY = 'apiKey';
+export { DEFAULT_SECRET_KEY } from './names';
 
 /**
  * The CEL rule on the spec: the API key travels in every request's Authorization header, so
@@ -102,11 +102,7 @@ export interface BucketProviderConfig {
 /** The CRD definition of BucketProviderConfig. */
 export const BucketProviderConfigDefinition: ApiDefinition = {
   group: GROUP,
-  kind: 'BucketProviderConfig',
-  listKind: 'BucketProviderConfigList',
-  plural: 'bucketproviderconfigs',
-  singular: 'bucketproviderconfig',
-  shortNames: ['bpc'],
+  ...PROVIDER_CONFIG_NAMES,
   categories: [CATEGORY],
   scope: 'Namespaced',
   description: 'BucketProviderConfig says where a storage provider is and which Secret holds its API key.',

@@ -1,5 +1,6 @@
 /** The v1 API of BucketOperator: schemas, static types, CRD definitions and well-known names. */
 export * from './group';
+export * from './names';
 export * from './schema-helpers';
 export * from './storagebucket';
 export * from './bucketproviderconfig';

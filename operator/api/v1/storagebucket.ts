@@ -6,6 +6,7 @@
 import { Type, type Static } from '@sinclair/typebox';
 import type { V1ObjectMeta } from '@kubernetes/client-node';
 import { API_VERSION, CATEGORY, GROUP, VERSION } from './group';
+import { STORAGE_BUCKET_NAMES } from './names';
 import { ConditionList, StringEnum, type ApiDefinition } from './schema-helpers';
 
 /** What happens to the provider bucket when the StorageBucket is deleted. */
@@ -161,11 +162,7 @@ export const PROVIDER_REF_FIELD = 'spec.providerRef.name';
 /** The CRD definition of StorageBucket. */
 export const StorageBucketDefinition: ApiDefinition = {
   group: GROUP,
-  kind: 'StorageBucket',
-  listKind: 'StorageBucketList',
-  plural: 'storagebuckets',
-  singular: 'storagebucket',
-  shortNames: ['sbucket'],
+  ...STORAGE_BUCKET_NAMES,
   categories: [CATEGORY],
   scope: 'Namespaced',
   description: 'StorageBucket is a bucket at a storage provider, created, resized and deleted by the operator.',

@@ -13,7 +13,7 @@ function unadopted(): StorageBucket {
 }
 
 const cases: Record<string, { bucket: StorageBucket; req: Omit<EditRequest, 'now'>; want: { patch?: unknown; summary: string } }> = {
-  'reconcile writes the request time into the annotation the README names': {
+  'reconcile writes the request time into the annotation docs/using.md names': {
     bucket: readyBucket(),
     req: { command: 'reconcile' },
     want: {
