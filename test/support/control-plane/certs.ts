@@ -21,6 +21,29 @@ export interface Pki {
   frontProxyCaCert: string;
   frontProxyClientCert: string;
   frontProxyClientKey: string;
+  /** The API server's client certificate towards kubelets (system:masters); only with `PkiOptions.kubeletClient`. */
+  kubeletClientCert?: string;
+  kubeletClientKey?: string;
+}
+
+/** Additions to the default PKI, for a control plane that nodes join. */
+export interface PkiOptions {
+  /** More IP addresses in the serving certificate (the address Pods reach the API server at). */
+  servingIps?: readonly string[];
+  /** Also issue the API server's client certificate for kubelet connections (logs, exec). */
+  kubeletClient?: boolean;
+}
+
+/** A certificate to issue with the control plane's CA. */
+export interface CertificateRequest {
+  /** File name stem, unique within the directory. */
+  name: string;
+  commonName: string;
+  /** Becomes the certificate's O entries (Kubernetes groups). */
+  organizations?: readonly string[];
+  usage: 'client' | 'server';
+  ipSans?: readonly string[];
+  dnsSans?: readonly string[];
 }
 
 async function openssl(args: string[]): Promise<void> {
@@ -98,6 +121,31 @@ async function selfSignedCa(dir: string, name: string, cn: string): Promise<{ ce
   return { cert, key };
 }
 
+function subjectOf(req: CertificateRequest): string {
+  const safe = (v: string): string => {
+    if (/[/=+,\\]/.test(v)) throw new Error(`certificate subject value "${v}" has characters openssl -subj cannot take`);
+    return v;
+  };
+  return `${(req.organizations ?? []).map((o) => `/O=${safe(o)}`).join('')}/CN=${safe(req.commonName)}`;
+}
+
+/** Issues a certificate signed by `ca` into `dir` (`<name>.crt`, `<name>.key`). */
+export async function issueCertificate(
+  dir: string,
+  req: CertificateRequest,
+  ca: { cert: string; key: string },
+): Promise<{ cert: string; key: string }> {
+  await mkdir(dir, { recursive: true });
+  const sans = [...(req.ipSans ?? []).map((ip) => `IP:${ip}`), ...(req.dnsSans ?? []).map((d) => `DNS:${d}`)];
+  const ext = [
+    'basicConstraints=critical,CA:FALSE',
+    'keyUsage=critical,digitalSignature',
+    `extendedKeyUsage=${req.usage === 'server' ? 'serverAuth' : 'clientAuth'}`,
+    ...(sans.length > 0 ? [`subjectAltName=${sans.join(',')}`] : []),
+  ];
+  return leaf(dir, req.name, subjectOf(req), ext, ca);
+}
+
 /**
  * Creates a throw-away PKI with the openssl CLI: a CA, an apiserver serving certificate for
  * 127.0.0.1/localhost (and the in-cluster `kubernetes` service names), an admin client
@@ -105,7 +153,7 @@ async function selfSignedCa(dir: string, name: string, cn: string): Promise<{ ce
  * the service-account token signing key pair, and the aggregation layer's front-proxy CA and
  * client certificate.
  */
-export async function createPki(dir: string): Promise<Pki> {
+export async function createPki(dir: string, opts: PkiOptions = {}): Promise<Pki> {
   await mkdir(dir, { recursive: true });
   const serviceAccountKey = join(dir, 'sa.key');
   const serviceAccountPublicKey = join(dir, 'sa.pub');
@@ -120,11 +168,12 @@ export async function createPki(dir: string): Promise<Pki> {
     'keyUsage=critical,digitalSignature',
     'extendedKeyUsage=serverAuth',
     'subjectAltName=IP:127.0.0.1,DNS:localhost,IP:10.0.0.1,DNS:kubernetes,DNS:kubernetes.default,' +
-      'DNS:kubernetes.default.svc,DNS:kubernetes.default.svc.cluster.local',
+      'DNS:kubernetes.default.svc,DNS:kubernetes.default.svc.cluster.local' +
+      (opts.servingIps ?? []).map((ip) => `,IP:${ip}`).join(''),
   ];
   const clientExt = ['basicConstraints=critical,CA:FALSE', 'keyUsage=critical,digitalSignature', 'extendedKeyUsage=clientAuth'];
   // Random serials (not -CAcreateserial and its shared ca.srl) let the leaves be signed concurrently.
-  const [serving, admin, kcm, frontProxyClient] = await Promise.all([
+  const [serving, admin, kcm, frontProxyClient, , kubeletClient] = await Promise.all([
     leaf(dir, 'apiserver', '/CN=kube-apiserver', servingExt, ca),
     leaf(dir, 'admin', '/O=system:masters/CN=admin', clientExt, ca),
     // The bootstrap RBAC policy binds this user name to the system:kube-controller-manager
@@ -134,6 +183,8 @@ export async function createPki(dir: string): Promise<Pki> {
     openssl(['genpkey', '-algorithm', 'RSA', '-pkeyopt', 'rsa_keygen_bits:2048', '-out', serviceAccountKey]).then(() =>
       openssl(['pkey', '-in', serviceAccountKey, '-pubout', '-out', serviceAccountPublicKey]),
     ),
+    // kubelets authorize the API server's logs/exec requests by this identity.
+    opts.kubeletClient ? leaf(dir, 'apiserver-kubelet-client', '/O=system:masters/CN=kube-apiserver-kubelet-client', clientExt, ca) : undefined,
   ]);
   return {
     caCert: ca.cert,
@@ -149,5 +200,6 @@ export async function createPki(dir: string): Promise<Pki> {
     frontProxyCaCert: frontProxyCa.cert,
     frontProxyClientCert: frontProxyClient.cert,
     frontProxyClientKey: frontProxyClient.key,
+    ...(kubeletClient ? { kubeletClientCert: kubeletClient.cert, kubeletClientKey: kubeletClient.key } : {}),
   };
 }

@@ -4,7 +4,8 @@
  * Like controller-runtime's envtest, plus the controller manager, so garbage collection,
  * namespace deletion, ServiceAccount tokens and Deployments -> ReplicaSets -> Pods
  * (checked by Pod Security admission) behave as in a cluster. There is no kubelet or
- * scheduler: Pods stay Pending.
+ * scheduler: Pods stay Pending, unless the control plane is started for a node
+ * (`StartControlPlaneOptions.node`) and test/support/node starts one beside it.
  */
 import { spawn } from 'node:child_process';
 import { constants, rmSync } from 'node:fs';
@@ -18,13 +19,33 @@ import { CoreV1Api, KubeConfig } from '@kubernetes/client-node';
 import { loadKubeconfig } from '../../../operator/runtime/kubeconfig';
 import type { RestConfig } from '../../../operator/runtime/rest-config';
 import { resolveBinaries, type ControlPlaneBinaries } from './binaries';
-import { createPki, FRONT_PROXY_CLIENT_CN, type Pki } from './certs';
+import { createPki, FRONT_PROXY_CLIENT_CN, issueCertificate, type CertificateRequest, type Pki } from './certs';
 import { writeKubeconfig } from './kubeconfig';
 import { Component, startWatchdog } from './process';
 import { eventually } from '../eventually';
 
 export { cacheDirFor, pinnedVersions, resolveBinaries } from './binaries';
 export type { ControlPlaneBinaries, ControlPlaneVersions } from './binaries';
+export type { CertificateRequest } from './certs';
+export { writeKubeconfig } from './kubeconfig';
+
+/**
+ * Settings that let a node (test/support/node) join, so that its Pods reach the API server
+ * through the `kubernetes` Service as in a real cluster.
+ */
+export interface NodeFacingOptions {
+  /**
+   * The address Pods reach the API server at (the node's bridge gateway). It is advertised, so
+   * the endpoint reconciler publishes it behind the `kubernetes` Service, and the API server
+   * listens on all addresses, since the bridge does not exist yet when it starts (the node's
+   * egress guard closes the port to every other interface).
+   */
+  readonly advertiseAddress: string;
+  /** The Service ClusterIP range (`--service-cluster-ip-range`). */
+  readonly serviceClusterIpRange: string;
+  /** The `kubernetes` Service's ClusterIP (the first address of the range), for the serving certificate. */
+  readonly kubernetesServiceIp: string;
+}
 
 /** Options of {@link startControlPlane}. */
 export interface StartControlPlaneOptions {
@@ -35,6 +56,15 @@ export interface StartControlPlaneOptions {
    * @default a `logs` directory inside the control plane's temporary directory, removed by stop()
    */
   logDir?: string;
+  /**
+   * Serve a node: advertise an address Pods reach, publish it as the `kubernetes` Service's
+   * endpoint, authorize kubelets with the Node authorizer and NodeRestriction, give the API
+   * server a client certificate for kubelets (logs, exec), and run the controllers Services
+   * need (EndpointSlices). Without it the control plane serves only 127.0.0.1 and Pods stay
+   * Pending.
+   * @default undefined
+   */
+  node?: NodeFacingOptions;
 }
 
 /** The outcome of a kubectl run; a non-zero `code` is reported, not thrown. */
@@ -64,6 +94,12 @@ export interface ControlPlane {
   readonly binaries: ControlPlaneBinaries;
   /** Directory with `etcd.log`, `kube-apiserver.log` and `kube-controller-manager.log`. */
   readonly logDir: string;
+  /** The CA every component trusts (PEM file). */
+  readonly caCertFile: string;
+  /** The node-facing settings it was started with, if any. */
+  readonly nodeFacing: NodeFacingOptions | undefined;
+  /** Issues a certificate signed by the cluster CA into `dir` (for node components). */
+  issueCertificate(dir: string, request: CertificateRequest): Promise<{ certFile: string; keyFile: string }>;
   /** A fresh admin KubeConfig for @kubernetes/client-node. */
   kubeConfig(): KubeConfig;
   /** The admin kubeconfig as the operator's runtime loads it (for `KubeClient`, `startOperator`). */
@@ -105,6 +141,31 @@ const CONTROLLERS = [
   // StorageVersionMigrations (issue 19's storage flip); needs the garbage collector's monitors.
   'storage-version-migrator-controller',
 ];
+
+/**
+ * Added with a node: Services get EndpointSlices (what kube-proxy and CoreDNS read) and
+ * Endpoints, and the node lifecycle controller lifts the `not-ready` taint kubelet registers
+ * the Node with once it is Ready (nothing is scheduled before).
+ */
+const NODE_CONTROLLERS = ['endpointslice-controller', 'endpoints-controller', 'node-lifecycle-controller'];
+
+/** kube-apiserver flags added when a node joins; each overrides an earlier one of the same name. */
+function nodeFacingApiServerArgs(node: NodeFacingOptions, pki: Pki): string[] {
+  if (!pki.kubeletClientCert || !pki.kubeletClientKey) throw new Error('a node-facing control plane needs the kubelet client certificate');
+  return [
+    '--bind-address=0.0.0.0',
+    `--advertise-address=${node.advertiseAddress}`,
+    `--service-cluster-ip-range=${node.serviceClusterIpRange}`,
+    // The default lease reconciler publishes the advertised address as the endpoint of the
+    // `kubernetes` Service.
+    '--endpoint-reconciler-type=lease',
+    '--enable-admission-plugins=NodeRestriction',
+    `--kubelet-client-certificate=${pki.kubeletClientCert}`,
+    `--kubelet-client-key=${pki.kubeletClientKey}`,
+    `--kubelet-certificate-authority=${pki.caCert}`,
+    '--kubelet-preferred-address-types=InternalIP',
+  ];
+}
 
 const START_TIMEOUT_MS = 90_000;
 
@@ -162,6 +223,7 @@ class LocalControlPlane implements ControlPlane {
   readonly kubeconfigPath: string;
   readonly server: string;
   readonly etcdUrl: string;
+  readonly caCertFile: string;
   private readonly pidDir: string;
   private readonly etcd: Component;
   private readonly apiserver: Component;
@@ -178,8 +240,10 @@ class LocalControlPlane implements ControlPlane {
     private readonly pki: Pki,
     private readonly ports: { etcdClient: number; etcdPeer: number; apiserver: number; controllerManager: number },
     apiServerExtraArgs: string[],
+    readonly nodeFacing: NodeFacingOptions | undefined,
   ) {
     this.server = `https://127.0.0.1:${ports.apiserver}`;
+    this.caCertFile = pki.caCert;
     this.etcdUrl = `http://127.0.0.1:${ports.etcdClient}`;
     this.kubeconfigPath = join(workDir, 'admin.kubeconfig');
     this.pidDir = join(workDir, 'pids');
@@ -209,7 +273,8 @@ class LocalControlPlane implements ControlPlane {
       `--tls-private-key-file=${pki.servingKey}`,
       `--client-ca-file=${pki.caCert}`,
       '--service-cluster-ip-range=10.0.0.0/24',
-      '--authorization-mode=RBAC',
+      // A list flag: repeating it would append, so the node-facing mode is chosen here.
+      `--authorization-mode=${nodeFacing ? 'Node,RBAC' : 'RBAC'}`,
       `--service-account-issuer=${SERVICE_ACCOUNT_ISSUER}`,
       `--service-account-key-file=${pki.serviceAccountPublicKey}`,
       `--service-account-signing-key-file=${pki.serviceAccountKey}`,
@@ -233,6 +298,7 @@ class LocalControlPlane implements ControlPlane {
       // kube-apiserver exits ("may not be in the loopback range"); nothing here needs the
       // endpoints of the `kubernetes` Service.
       '--endpoint-reconciler-type=none',
+      ...(nodeFacing ? nodeFacingApiServerArgs(nodeFacing, pki) : []),
       ...apiServerExtraArgs,
     ]);
     const kcmKubeconfig = join(workDir, 'kube-controller-manager.kubeconfig');
@@ -240,7 +306,7 @@ class LocalControlPlane implements ControlPlane {
       `--kubeconfig=${kcmKubeconfig}`,
       `--authentication-kubeconfig=${kcmKubeconfig}`,
       `--authorization-kubeconfig=${kcmKubeconfig}`,
-      `--controllers=${CONTROLLERS.join(',')}`,
+      `--controllers=${[...CONTROLLERS, ...(nodeFacing ? NODE_CONTROLLERS : [])].join(',')}`,
       '--leader-elect=false',
       // Each controller acts as its own ServiceAccount (as kubeadm sets it up), so a missing
       // RBAC rule shows up here as it would in a cluster.
@@ -316,6 +382,11 @@ class LocalControlPlane implements ControlPlane {
 
   restConfig(): RestConfig {
     return loadKubeconfig(this.kubeconfigPath);
+  }
+
+  async issueCertificate(dir: string, request: CertificateRequest): Promise<{ certFile: string; keyFile: string }> {
+    const { cert, key } = await issueCertificate(dir, request, { cert: this.pki.caCert, key: this.pki.caKey });
+    return { certFile: cert, keyFile: key };
   }
 
   kubectl(args: string[], opts: KubectlOptions = {}): Promise<KubectlResult> {
@@ -448,7 +519,10 @@ export async function startControlPlane(opts: StartControlPlaneOptions = {}): Pr
     const logDir = opts.logDir ?? join(workDir, 'logs');
     await mkdir(logDir, { recursive: true });
     const [pki, [etcdClient, etcdPeer, apiserver, controllerManager]] = await Promise.all([
-      createPki(join(workDir, 'pki')),
+      createPki(
+        join(workDir, 'pki'),
+        opts.node ? { servingIps: [opts.node.advertiseAddress, opts.node.kubernetesServiceIp], kubeletClient: true } : {},
+      ),
       freePorts(4) as Promise<[number, number, number, number]>,
     ]);
     const cp = new LocalControlPlane(
@@ -458,6 +532,7 @@ export async function startControlPlane(opts: StartControlPlaneOptions = {}): Pr
       pki,
       { etcdClient, etcdPeer, apiserver, controllerManager },
       opts.apiServerExtraArgs ?? [],
+      opts.node,
     );
     await cp.start();
     return cp;
