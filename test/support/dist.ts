@@ -47,7 +47,11 @@ async function apply(cp: ControlPlane): Promise<void> {
 
 /** The operator's Deployment as dist/ ships it: the one Deployment in dist/*.yaml. */
 export function distDeployment(): DeploymentLike {
-  const dist = join(REPO_ROOT, 'dist');
+  return deploymentIn(join(REPO_ROOT, 'dist'));
+}
+
+/** The one Deployment in the top-level YAML files of `dist` (a dist/ folder of any release: the operator's). */
+export function deploymentIn(dist: string): DeploymentLike {
   const found: DeploymentLike[] = [];
   for (const file of readdirSync(dist)
     .filter((f) => f.endsWith('.yaml'))
@@ -57,6 +61,6 @@ export function distDeployment(): DeploymentLike {
       if (obj?.kind === 'Deployment') found.push(obj as unknown as DeploymentLike);
     }
   }
-  if (found.length !== 1) throw new Error(`dist/ holds ${found.length} Deployments, expected exactly one (the operator's)`);
+  if (found.length !== 1) throw new Error(`${dist} holds ${found.length} Deployments, expected exactly one (the operator's)`);
   return found[0] as DeploymentLike;
 }

@@ -5,21 +5,9 @@
  * an instruction or form it does not know is an error, never silently skipped.
  */
 
-/** One instruction, its keyword upper-cased and its arguments as written (continuations joined). */
-export interface Instruction {
-  readonly keyword: string;
-  readonly args: string;
-}
+import { parseDockerfile as splitStages, type Instruction, type Stage } from '../../scripts/oci/dockerfile';
 
-/** One build stage. */
-export interface Stage {
-  /** The `AS` name; the stage's index when unnamed. */
-  readonly name: string;
-  readonly base: string;
-  /** `FROM --platform=...`; undefined: the platform being built for. */
-  readonly platform?: string;
-  readonly instructions: readonly Instruction[];
-}
+export type { Instruction, Stage };
 
 /** A `COPY` instruction, split up. */
 export interface Copy {
@@ -40,34 +28,11 @@ export interface ImageConfig {
 
 const KNOWN = new Set(['FROM', 'WORKDIR', 'COPY', 'RUN', 'ENV', 'USER', 'EXPOSE', 'ENTRYPOINT', 'CMD', 'ARG', 'LABEL']);
 
-/** Splits a Dockerfile into stages. */
+/** Splits a Dockerfile into stages (the OCI builder's reader), refusing an instruction this module does not know. */
 export function parseDockerfile(text: string): Stage[] {
-  const stages: { name: string; base: string; platform?: string; instructions: Instruction[] }[] = [];
-  let pending = '';
-  for (const raw of text.split('\n')) {
-    const line = raw.trim();
-    if (pending === '' && (line === '' || line.startsWith('#'))) continue;
-    if (line.startsWith('#')) continue;
-    if (line.endsWith('\\')) {
-      pending += `${line.slice(0, -1)} `;
-      continue;
-    }
-    const full = (pending + line).trim();
-    pending = '';
-    if (full === '') continue;
-    const m = /^(\S+)\s*(.*)$/.exec(full);
-    const keyword = (m?.[1] ?? '').toUpperCase();
-    const args = (m?.[2] ?? '').trim();
+  const stages = splitStages(text);
+  for (const { keyword } of stages.flatMap((st) => st.instructions)) {
     if (!KNOWN.has(keyword)) throw new Error(`Dockerfile: unsupported instruction "${keyword}"`);
-    if (keyword === 'FROM') {
-      const from = /^(?:--platform=(\S+)\s+)?(\S+)(?:\s+AS\s+(\S+))?$/i.exec(args);
-      if (!from?.[2]) throw new Error(`Dockerfile: cannot read "FROM ${args}"`);
-      stages.push({ name: from[3] ?? String(stages.length), base: from[2], ...(from[1] ? { platform: from[1] } : {}), instructions: [] });
-      continue;
-    }
-    const stage = stages.at(-1);
-    if (!stage) throw new Error(`Dockerfile: "${keyword}" before the first FROM`);
-    stage.instructions.push({ keyword, args });
   }
   return stages;
 }

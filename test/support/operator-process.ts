@@ -100,20 +100,28 @@ function noteFromSource(): void {
   console.error('BUCKETOPERATOR_FROM_SOURCE=1: the operator runs operator/main.ts through tsx, not the image build');
 }
 
+/**
+ * The flags a local run gives the operator on top of the Deployment's: its kubeconfig, loopback
+ * ports for metrics and probes, the test defaults, then `opts.flags` (which win).
+ */
+export function localFlags(opts: OperatorProcessOptions, metricsPort: number, healthPort: number): Record<string, string> {
+  return {
+    kubeconfig: opts.kubeconfig,
+    'metrics-bind-address': `127.0.0.1:${metricsPort}`,
+    'health-probe-bind-address': `127.0.0.1:${healthPort}`,
+    'poll-interval': opts.pollInterval ?? '500ms',
+    'drift-interval': opts.driftInterval ?? '60s',
+    'log-level': 'debug',
+    ...opts.flags,
+  };
+}
+
 /** Starts the operator and waits until it answers /readyz. */
 export async function startOperatorProcess(opts: OperatorProcessOptions): Promise<OperatorProcess> {
   const metricsPort = await freePort();
   const healthPort = await freePort();
   const { file, argv, env, cwd } = await operatorInvocation(
-    {
-      kubeconfig: opts.kubeconfig,
-      'metrics-bind-address': `127.0.0.1:${metricsPort}`,
-      'health-probe-bind-address': `127.0.0.1:${healthPort}`,
-      'poll-interval': opts.pollInterval ?? '500ms',
-      'drift-interval': opts.driftInterval ?? '60s',
-      'log-level': 'debug',
-      ...opts.flags,
-    },
+    localFlags(opts, metricsPort, healthPort),
     opts.podName ?? `bucketoperator-local-${randomBytes(4).toString('hex')}`,
     opts.nodeBinary,
   );

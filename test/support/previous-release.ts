@@ -15,16 +15,16 @@
  */
 import { execFile, spawn } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
-import { existsSync, lstatSync, mkdirSync, readdirSync, readFileSync, renameSync, rmSync, symlinkSync, unlinkSync, writeFileSync } from 'node:fs';
+import { existsSync, lstatSync, mkdirSync, readFileSync, renameSync, rmSync, symlinkSync, unlinkSync, writeFileSync } from 'node:fs';
 import { homedir } from 'node:os';
 import { dirname, join } from 'node:path';
 import { promisify } from 'node:util';
-import { parseAllDocuments } from 'yaml';
 import type { ControlPlane } from './control-plane';
 import { localInvocation, type DeploymentLike } from './deployment-invocation';
+import { deploymentIn } from './dist';
 import { imageConfig, parseDockerfile } from './dockerfile';
 import { operatorNode, REPO } from './image';
-import { startLoggedProcess, type OperatorProcess, type OperatorProcessOptions } from './operator-process';
+import { localFlags, startLoggedProcess, type OperatorProcess, type OperatorProcessOptions } from './operator-process';
 import { freePort } from './ports';
 
 const run = promisify(execFile);
@@ -171,21 +171,6 @@ async function sh(script: string, cwd: string): Promise<void> {
   });
 }
 
-/** The one Deployment in `dist`'s top-level YAML files (the operator's). */
-export function deploymentIn(dist: string): DeploymentLike {
-  const found: DeploymentLike[] = [];
-  for (const file of readdirSync(dist)
-    .filter((f) => f.endsWith('.yaml'))
-    .sort()) {
-    for (const doc of parseAllDocuments(readFileSync(join(dist, file), 'utf8'))) {
-      const obj = doc.toJS() as { kind?: string } | null;
-      if (obj?.kind === 'Deployment') found.push(obj as unknown as DeploymentLike);
-    }
-  }
-  if (found.length !== 1) throw new Error(`${dist} holds ${found.length} Deployments, expected exactly one (the operator's)`);
-  return found[0] as DeploymentLike;
-}
-
 /**
  * Installs a release's dist/ as that release's README told users to: the CRDs, until they are
  * established, then the whole folder.
@@ -222,15 +207,7 @@ export async function startReleaseOperator(
   const inv = localInvocation(deployment, imageConfig(parseDockerfile(readFileSync(join(release.tree, 'operator', 'Dockerfile'), 'utf8'))), {
     imageDir: release.imageDir,
     nodeBinary: operatorNode(),
-    flags: {
-      kubeconfig: opts.kubeconfig,
-      'metrics-bind-address': `127.0.0.1:${metricsPort}`,
-      'health-probe-bind-address': `127.0.0.1:${healthPort}`,
-      'poll-interval': opts.pollInterval ?? '500ms',
-      'drift-interval': opts.driftInterval ?? '60s',
-      'log-level': 'debug',
-      ...opts.flags,
-    },
+    flags: localFlags(opts, metricsPort, healthPort),
     fieldRefs: { 'metadata.name': opts.podName ?? `bucketoperator-${release.version}-${randomBytes(4).toString('hex')}` },
   });
   return startLoggedProcess({
