@@ -1,6 +1,11 @@
 /** Whether this checkout's node_modules can build an earlier release (test/support/previous-release.ts). */
 import { expect } from 'chai';
-import { missingFromCheckout, type Lockfile } from '../../support/previous-release';
+import { execFileSync } from 'node:child_process';
+import { mkdirSync, mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { REPO } from '../../support/image';
+import { missingFromCheckout, PREVIOUS_RELEASE, RELEASE_PATHS, releaseFixture, type Lockfile } from '../../support/previous-release';
 
 const lock = (packages: Lockfile['packages']): Lockfile => ({ packages });
 
@@ -32,4 +37,32 @@ describe("previous release: building it on this checkout's node_modules", () => 
   for (const [name, tc] of Object.entries(cases)) {
     it(name, () => expect(missingFromCheckout(tc.release, checkout)).to.deep.equal(tc.want));
   }
+});
+
+describe('previous release: its files kept for clones without its commit', () => {
+  it('test/fixtures/releases holds exactly the files of the commit (where the clone has it)', function () {
+    try {
+      execFileSync('git', ['-C', REPO, 'cat-file', '-e', `${PREVIOUS_RELEASE.commit}^{commit}`], { stdio: 'ignore' });
+    } catch {
+      this.skip(); // A shallow clone: the fixture is what stands in for the commit.
+    }
+    const dir = mkdtempSync(join(tmpdir(), 'bucketoperator-release-fixture-'));
+    try {
+      const fromGit = join(dir, 'git');
+      const fromFixture = join(dir, 'fixture');
+      mkdirSync(fromGit);
+      mkdirSync(fromFixture);
+      execFileSync('bash', [
+        '-o',
+        'pipefail',
+        '-c',
+        `git -C '${REPO}' archive --format=tar '${PREVIOUS_RELEASE.commit}' -- ${RELEASE_PATHS.join(' ')} | tar -x -C '${fromGit}'`,
+      ]);
+      execFileSync('tar', ['-xzf', releaseFixture(PREVIOUS_RELEASE), '-C', fromFixture]);
+      // diff exits non-zero, and names the files, on any difference.
+      execFileSync('diff', ['-r', fromGit, fromFixture], { encoding: 'utf8' });
+    } finally {
+      rmSync(dir, { recursive: true, force: true });
+    }
+  });
 });
