@@ -49,3 +49,22 @@ export function breakdownFigures(b: ByteBreakdown, prefix = 'stored bytes'): Rec
   ].sort((x, y) => y[1] - x[1]);
   return Object.fromEntries([[prefix, b.total], ...rows.map(([k, v]): [string, number] => [`${prefix} ${k}`, v])]);
 }
+
+/**
+ * The fields one managedFields entry's `fieldsV1` names, as dotted paths (`status.conditions[
+ * {"type":"Ready"}].message`, `metadata.finalizers["..."]`): what a manager's entry holds, so a
+ * field the object could do without shows up with its bookkeeping too. Only leaves are listed;
+ * the `.` markers of their parents cost bytes but say nothing more.
+ */
+export function managedPaths(fieldsV1: unknown, prefix = ''): string[] {
+  if (typeof fieldsV1 !== 'object' || fieldsV1 === null) return [];
+  const out: string[] = [];
+  for (const [k, v] of Object.entries(fieldsV1 as Record<string, unknown>)) {
+    if (k === '.') continue;
+    const name = k.slice(2);
+    const path = k.startsWith('f:') ? (prefix ? `${prefix}.${name}` : name) : `${prefix}[${name}]`;
+    const below = managedPaths(v, path);
+    out.push(...(below.length > 0 ? below : [path]));
+  }
+  return out;
+}

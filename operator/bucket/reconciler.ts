@@ -7,7 +7,7 @@
  * and names the buckets that need an observation (see drift-scanner.ts).
  */
 import { ReleasedObjects } from './released';
-import { randomUUID } from 'node:crypto';
+import { randomBytes } from 'node:crypto';
 import type { V1Service } from '@kubernetes/client-node';
 import type { StorageBucket } from '../api/v1';
 import { BUCKET_FINALIZER, CREATE_TARGET_ANNOTATION, IDEMPOTENCY_KEY_ANNOTATION } from '../api/v1';
@@ -81,7 +81,7 @@ export interface BucketReconcilerDeps {
   readonly driftReports?: { reported(key: ObjectKey): boolean };
   /** @default () => new Date() */
   readonly now?: () => Date;
-  /** The nonce of each new idempotency key (the key is `<uid>.<nonce>`, see ownership.ts). @default crypto.randomUUID */
+  /** The nonce of each new idempotency key (the key is `<uid>.<nonce>`, see ownership.ts). @default {@link randomNonce} */
   readonly newKey?: () => string;
   /** Spreads requeues so buckets created together do not poll together. @default ±10 % */
   readonly jitter?: (ms: number) => number;
@@ -93,6 +93,19 @@ const ROTATION_NOTES = {
   foreign: [EventReason.ForeignIdempotencyKey, "the idempotency key belongs to another object's bucket; minted a new one"],
   spent: [EventReason.BucketMissing, 'the provider refused the idempotency key (its bucket was deleted); minted a new one'],
 } as const;
+
+/**
+ * Random bytes in a key's nonce. The uid before it already makes the key this object's alone;
+ * the nonce only has to tell this object's keys apart and be unguessable until the create is
+ * sent, which 64 bits do. As 16 hex characters rather than a UUID's 36 it takes 40 bytes off
+ * every stored StorageBucket, which holds the key twice (annotation and status).
+ */
+const NONCE_BYTES = 8;
+
+/** A fresh nonce for {@link mintKey}: {@link NONCE_BYTES} random bytes in hex. */
+export function randomNonce(): string {
+  return randomBytes(NONCE_BYTES).toString('hex');
+}
 
 /** Decisions per reconcile; each replan follows a call whose answer is new, so a few suffice. */
 const MAX_DECISIONS = 6;
@@ -117,7 +130,7 @@ export class BucketReconciler implements Reconciler {
     this.pollMs = d.pollIntervalMs ?? 3000;
     this.driftMs = d.driftIntervalMs ?? 60_000;
     this.now = d.now ?? (() => new Date());
-    this.newKey = d.newKey ?? randomUUID;
+    this.newKey = d.newKey ?? randomNonce;
     this.jitter = d.jitter ?? ((ms) => Math.round(ms * (0.9 + Math.random() * 0.2)));
     this.released = d.released ?? new ReleasedObjects();
   }

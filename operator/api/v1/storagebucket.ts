@@ -7,7 +7,7 @@ import { Type, type Static } from '@sinclair/typebox';
 import type { V1ObjectMeta } from '@kubernetes/client-node';
 import { API_VERSION, CATEGORY, GROUP, VERSION } from './group';
 import { STORAGE_BUCKET_NAMES } from './names';
-import { ConditionList, StringEnum, type ApiDefinition } from './schema-helpers';
+import { ConditionList, StringEnum, WRITTEN_WHOLE, type ApiDefinition } from './schema-helpers';
 
 /** What happens to the provider bucket when the StorageBucket is deleted. */
 export const DeletionPolicies = ['Delete', 'Orphan'] as const;
@@ -137,7 +137,8 @@ export const StorageBucketStatus = Type.Object(
       ),
     ),
   },
-  { description: 'Observed state of the bucket.' },
+  // Written whole by the operator alone: managedFields hold `f:status`, not every leaf.
+  { description: 'Observed state of the bucket.', ...WRITTEN_WHOLE },
 );
 
 /** Observed state of a StorageBucket. */

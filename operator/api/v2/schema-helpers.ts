@@ -7,7 +7,15 @@ import { Kind, TypeRegistry, Type, type TUnsafe } from '@sinclair/typebox';
 import { MAX_SIZE_GB } from '../v1/storagebucket';
 import { SIZE_MAX_LENGTH, SIZE_PATTERN, isSizeWithin } from './size';
 
-export { Condition, ConditionList, StringEnum, type ApiDefinition, type ApiVersionDefinition, type PrinterColumn } from '../v1/schema-helpers';
+export {
+  Condition,
+  ConditionList,
+  StringEnum,
+  WRITTEN_WHOLE,
+  type ApiDefinition,
+  type ApiVersionDefinition,
+  type PrinterColumn,
+} from '../v1/schema-helpers';
 
 /** Options of {@link BucketSize}. */
 interface BucketSizeOptions {

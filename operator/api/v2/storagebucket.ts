@@ -13,7 +13,7 @@ import { Type, type Static } from '@sinclair/typebox';
 import type { V1ObjectMeta } from '@kubernetes/client-node';
 import { BucketPhases, DeletionPolicies, MAX_SIZE_GB, ManagementPolicies, StorageBucketDefinition as V1Definition } from '../v1/storagebucket';
 import { API_VERSION, VERSION } from './group';
-import { BucketSize, ConditionList, StringEnum, type ApiDefinition } from './schema-helpers';
+import { BucketSize, ConditionList, StringEnum, WRITTEN_WHOLE, type ApiDefinition } from './schema-helpers';
 import { REPORTED_SIZE_PATTERN } from './size';
 
 export { BucketPhases, DeletionPolicies, MAX_SIZE_GB, ManagementPolicies, type BucketPhase, type ManagementPolicy } from '../v1/storagebucket';
@@ -146,7 +146,8 @@ export const StorageBucketStatus = Type.Object(
     ),
     atProvider: Type.Optional(StorageBucketAtProvider),
   },
-  { description: 'Observed state of the bucket.' },
+  // Written whole by the operator alone: managedFields hold `f:status`, not every leaf.
+  { description: 'Observed state of the bucket.', ...WRITTEN_WHOLE },
 );
 
 /** Observed state of a StorageBucket. */

@@ -149,6 +149,12 @@ describe('StorageBucket v2 status schema', () => {
     expect(StorageBucketStatus.properties.conditions['x-kubernetes-list-map-keys']).to.deep.equal(['type']);
     expect(StorageBucketAtProvider.minProperties).to.equal(1);
   });
+
+  it("is atomic to the field manager, as v1's is", () => {
+    const atomic = (schema: object) => (schema as Record<string, unknown>)['x-kubernetes-map-type'];
+    expect(atomic(StorageBucketStatus)).to.equal('atomic');
+    expect(atomic(StorageBucketStatus)).to.equal(atomic(v1.StorageBucketStatus));
+  });
 });
 
 describe('BucketProviderConfig v2', () => {

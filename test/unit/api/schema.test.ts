@@ -84,6 +84,10 @@ describe('StorageBucket status schema', () => {
     expect(conditions['x-kubernetes-list-type']).to.equal('map');
     expect(conditions['x-kubernetes-list-map-keys']).to.deep.equal(['type']);
   });
+
+  it('is one atomic field to the field manager: its one writer sets it whole', () => {
+    expect((StorageBucketStatus as unknown as Record<string, unknown>)['x-kubernetes-map-type']).to.equal('atomic');
+  });
 });
 
 describe('BucketProviderConfig spec schema', () => {

@@ -1,5 +1,5 @@
 import { expect } from 'chai';
-import { breakdownFigures, byteBreakdown } from '../../../bench/object-bytes';
+import { breakdownFigures, byteBreakdown, managedPaths } from '../../../bench/object-bytes';
 import { perBucketLife } from '../../../bench/scenarios';
 
 const stored = JSON.stringify({
@@ -37,6 +37,14 @@ describe('bench: stored object bytes', () => {
     expect(first).to.deep.equal(['stored bytes', Buffer.byteLength(stored)]);
     const values = rest.map(([, v]) => v);
     expect(values).to.deep.equal([...values].sort((x, y) => y - x));
+  });
+
+  it('names the fields a managedFields entry holds, leaves only', () => {
+    const fieldsV1 = {
+      'f:metadata': { 'f:finalizers': { '.': {}, 'v:"a.example/f"': {} } },
+      'f:status': { '.': {}, 'f:id': {}, 'f:conditions': { '.': {}, 'k:{"type":"Ready"}': { '.': {}, 'f:status': {} } } },
+    };
+    expect(managedPaths(fieldsV1)).to.deep.equal(['metadata.finalizers["a.example/f"]', 'status.id', 'status.conditions[{"type":"Ready"}].status']);
   });
 });
 

@@ -2,6 +2,8 @@ import { expect } from 'chai';
 import type { StorageBucket } from '../../../operator/api/v1';
 import { ADOPT_ANNOTATION, IDEMPOTENCY_KEY_ANNOTATION } from '../../../operator/api/v1';
 import { ConnectError } from '../../../operator/bucket/connect';
+import { keyMintedFor } from '../../../operator/bucket/ownership';
+import { randomNonce } from '../../../operator/bucket/reconciler';
 import { ProviderError } from '../../../operator/provider-client';
 import { ApiError, isTerminalError, type Action, type KubeObject } from '../../../operator/runtime';
 import { accessSecretName } from '../../../operator/bucket/names';
@@ -45,6 +47,18 @@ describe('BucketReconciler (orchestrator, with plain fakes)', () => {
       expect(world.provider.buckets.size).to.equal(1);
       // Ready is the condition's news, not an Event's: CreatedBucket is the one Event of a create.
       expect(world.events.recorded).to.deep.equal(['Normal CreatedBucket: created provider bucket bucket-000001']);
+    });
+
+    it('mints keys as <uid>.<16 hex characters> by default, recorded in status once Ready', async () => {
+      world.apply(bucket().build());
+      await world.reconcile('b1', { newKey: undefined });
+      const key = world.bucket()?.metadata.annotations?.[IDEMPOTENCY_KEY_ANNOTATION] ?? '';
+      expect(key).to.match(/^uid-b1\.[0-9a-f]{16}$/);
+      expect(keyMintedFor(world.bucket() as StorageBucket, key)).to.equal(true);
+      expect([...world.provider.buckets.values()].map((x) => x.idempotencyKey)).to.deep.equal([key]);
+      await world.settle();
+      expect(world.bucket()?.status?.idempotencyKey).to.equal(key);
+      expect(randomNonce()).to.not.equal(randomNonce());
     });
 
     it('a Ready bucket whose status is trusted costs no provider call', async () => {
