@@ -9,6 +9,8 @@
  *   npm run build:oci                          the operator (operator/Dockerfile)
  *   npm run build:oci -- --image provider      the mock provider (scripts/oci/provider.Dockerfile)
  *   npm run build:oci -- --image all           both, one archive path a line, the operator last
+ *   npm run build:oci -- --app DIR --dist DIR  the operator from a ready /app (an earlier
+ *                                              release's build), named as that dist/ names it
  *
  * The operator's /app is what `npm run build:image` builds (its last stdout line), which is the
  * Dockerfile's build stage step for step; the provider's is `tsx scripts/bundle.ts --provider`,
@@ -50,6 +52,8 @@ export interface ImageSource {
   /** Relative to the repository. */
   readonly dockerfile: string;
   readonly ref: string;
+  /** A ready /app to use instead of building one (the operator's only: an earlier release's build). */
+  readonly appDir?: string;
 }
 
 const log = (msg: string) => process.stderr.write(`[build:oci ${new Date().toISOString().slice(11, 19)}] ${msg}\n`);
@@ -238,7 +242,7 @@ async function buildImage(s: Shared, source: ImageSource): Promise<string> {
   const stages = parseDockerfile(dockerfileText);
   const recipe = runtimeRecipe(stages, distrolessConfig());
   checkBase(recipe, source.dockerfile, s.node.version, s.list);
-  const appDir = source.id === 'operator' ? operatorApp(s.repo) : await providerApp(s.repo, stages);
+  const appDir = source.appDir ?? (source.id === 'operator' ? operatorApp(s.repo) : await providerApp(s.repo, stages));
   const appHash = hashTree(
     appDir,
     readdirSync(appDir).filter((n) => !n.startsWith('.')),
@@ -302,7 +306,11 @@ export function creationTime(env: Readonly<Record<string, string | undefined>>):
 }
 
 async function main(argv: readonly string[]): Promise<void> {
-  const { values } = parseArgs({ args: [...argv], options: { image: { type: 'string', default: 'operator' } }, strict: true });
+  const { values } = parseArgs({
+    args: [...argv],
+    options: { image: { type: 'string', default: 'operator' }, app: { type: 'string' }, dist: { type: 'string' } },
+    strict: true,
+  });
   const wanted: readonly ImageId[] | undefined =
     values.image === 'all' ? ['provider', 'operator'] : values.image === 'operator' || values.image === 'provider' ? [values.image] : undefined;
   if (!wanted) throw new Error(`--image must be operator, provider or all, got "${values.image}"`);
@@ -325,6 +333,16 @@ async function main(argv: readonly string[]): Promise<void> {
     layerCache: new Map(),
   };
   const sources = imageSources(repo);
+  if (values.app !== undefined || values.dist !== undefined) {
+    // Another build of the operator (an earlier release's /app) under the name its dist/ runs,
+    // on this checkout's base, Node and runtime stage: how the node tests run a past release.
+    if (!values.app || !values.dist || values.image !== 'operator') throw new Error('--app and --dist go together, with --image operator');
+    sources.operator = {
+      ...sources.operator,
+      appDir: values.app,
+      ref: distOperatorImage(readFileSync(join(values.dist, '04-manager.yaml'), 'utf8')),
+    };
+  }
   for (const id of wanted) {
     const out = await buildImage(shared, sources[id]);
     process.stdout.write(`${out}\n`);

@@ -144,10 +144,11 @@ const CONTROLLERS = [
 
 /**
  * Added with a node: Services get EndpointSlices (what kube-proxy and CoreDNS read) and
- * Endpoints, and the node lifecycle controller lifts the `not-ready` taint kubelet registers
- * the Node with once it is Ready (nothing is scheduled before).
+ * Endpoints, the node lifecycle controller lifts the `not-ready` taint kubelet registers the
+ * Node with once it is Ready (nothing is scheduled before), and the disruption controller
+ * keeps PodDisruptionBudgets' status, without which every eviction (`kubectl drain`) is refused.
  */
-const NODE_CONTROLLERS = ['endpointslice-controller', 'endpoints-controller', 'node-lifecycle-controller'];
+const NODE_CONTROLLERS = ['endpointslice-controller', 'endpoints-controller', 'node-lifecycle-controller', 'disruption-controller'];
 
 /** kube-apiserver flags added when a node joins; each overrides an earlier one of the same name. */
 function nodeFacingApiServerArgs(node: NodeFacingOptions, pki: Pki): string[] {

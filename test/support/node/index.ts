@@ -76,6 +76,8 @@ export interface RunningNode {
   readonly logDir: string;
   /** containerd's socket (for `ctr --address`). */
   readonly containerdAddress: string;
+  /** kubelet's --root-dir: `pods/<uid>/volumes/...` holds what it mounts into each Pod. */
+  readonly kubeletRoot: string;
   readonly binaries: NodeBinaries;
   /** Imports an image archive (OCI or docker-archive) into the namespace kubelet uses. */
   importImage(tarPath: string): Promise<void>;
@@ -93,6 +95,7 @@ const DEFAULT_NAME = 'bucketoperator-node';
 class LocalNode implements RunningNode {
   readonly ip: string;
   readonly containerdAddress: string;
+  readonly kubeletRoot: string;
   private readonly containerd: Component;
   private readonly kubelet: Component;
   private readonly kubeProxy: Component;
@@ -121,6 +124,7 @@ class LocalNode implements RunningNode {
   ) {
     this.ip = network.gateway;
     this.containerdAddress = layout.containerdAddress;
+    this.kubeletRoot = layout.kubeletRoot;
     const [containerd, kubelet, kubeProxy, scheduler] = daemonCommands({ binaries, layout, network, name, ports }).map((d) => {
       // Each joins the node's cgroup before it execs, so whatever it forks is found there.
       const wrapped = inCgroups(procsFiles, d.command, d.args);
