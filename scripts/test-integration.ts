@@ -34,6 +34,7 @@ const SECONDS: Readonly<Record<string, number>> = {
   'cli.test.ts': 64,
   'uninstall.test.ts': 59,
   'many-tenants.test.ts': 55,
+  'release-artifacts.test.ts': 50,
   'node-operator.test.ts': 313,
   'node.test.ts': 41,
   'ci-example.test.ts': 36,

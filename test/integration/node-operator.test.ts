@@ -197,6 +197,7 @@ describe('the operator as the Pod dist/ describes, on a real node', function () 
 
   it('finishes the rollout to dist/v2/ (which deadlocked on 4482d8e) and serves v2 through the webhook Service', async function () {
     this.timeout(300_000);
+    await tenantNamespace(cp, NS, provider);
     await applyBuckets(['before-v2']);
     await readyBucket('before-v2');
     await applyDistFolder(cp, 'v2', 180, dist);
