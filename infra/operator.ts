@@ -5,6 +5,13 @@
  */
 import { apiVersionProblem, type ApiVersionName } from '../operator/api/version-names';
 import { OperatorStorageMigration } from './storage-migration';
+import {
+  DEFAULT_KUBERNETES_VERSION,
+  kubernetesVersionProblem,
+  parseKubernetesVersion,
+  storageMigrationPlan,
+  type StorageMigrationPlan,
+} from './kubernetes-versions';
 import { WebhookCertificates, type CertManagerIssuerRef } from './cert-manager';
 import { ApiObject, JsonPatch, type Duration } from 'cdk8s';
 import { Construct } from 'constructs';
@@ -143,6 +150,16 @@ export interface BucketOperatorProps {
    * @default off: v1 only
    */
   readonly conversionWebhook?: ConversionWebhookProps;
+  /**
+   * The Kubernetes minor (`1.36`, or a release such as `v1.36.3`) of the cluster this rendering
+   * is applied to; the oldest one when it goes to several. What a minor cannot serve is left out
+   * or refused: below 1.37 no StorageVersionMigration is rendered (its API is in-tree from 1.37)
+   * and the stored objects are rewritten as docs/v2.md describes, an explicit
+   * `conversionWebhook.migrateStorage: true` is refused there, and so is a minor older than the
+   * oldest supported one (docs/reference/kubernetes-versions.md).
+   * @default '1.37' (DEFAULT_KUBERNETES_VERSION, the newest supported minor; dist/ is rendered for it)
+   */
+  readonly kubernetesVersion?: string;
 }
 
 /** Settings of the conversion webhook (see {@link BucketOperatorProps.conversionWebhook}). */
@@ -171,8 +188,10 @@ export interface ConversionWebhookProps {
   readonly storageVersion?: ApiVersionName;
   /**
    * Render a StorageVersionMigration per CRD (named after `storageVersion`), which rewrites
-   * every stored object in `storageVersion` and trims the CRDs' `status.storedVersions`.
-   * @default true when storageVersion is v2, else false
+   * every stored object in `storageVersion` and trims the CRDs' `status.storedVersions`. Needs
+   * Kubernetes 1.37 (`kubernetesVersion`): on older minors the default renders none, and `true`
+   * is refused.
+   * @default true when storageVersion is v2 and kubernetesVersion is 1.37 or later, else false
    */
   readonly migrateStorage?: boolean;
   /**
@@ -280,8 +299,11 @@ export class BucketOperator extends Construct {
           }
         : {},
     );
-    if (props.conversionWebhook?.migrateStorage ?? storageVersion !== 'v1') {
-      this.storageMigration = new OperatorStorageMigration(this, 'storage-migration', { version: storageVersion });
+    if (migrationPlanOf(props).kind === 'storage-version-migration') {
+      this.storageMigration = new OperatorStorageMigration(this, 'storage-migration', {
+        version: storageVersion,
+        ...(props.kubernetesVersion === undefined ? {} : { kubernetesVersion: props.kubernetesVersion }),
+      });
     }
     if (props.createNamespace ?? true) {
       this.operatorNamespace = new OperatorNamespace(this, 'namespace', { name: this.namespace });
@@ -350,11 +372,25 @@ function replicasOf(props: BucketOperatorProps): number {
   return props.replicas ?? (props.conversionWebhook ? 2 : 1);
 }
 
+/** How the stored objects are rewritten after a storage flip, for the props' Kubernetes minor (props already validated). */
+function migrationPlanOf(props: BucketOperatorProps): StorageMigrationPlan {
+  const kubernetes = parseKubernetesVersion(props.kubernetesVersion ?? DEFAULT_KUBERNETES_VERSION);
+  if (!kubernetes) throw new Error(`BucketOperator: props.kubernetesVersion '${String(props.kubernetesVersion)}' is not a Kubernetes version`);
+  return storageMigrationPlan({
+    kubernetes,
+    storageVersion: props.conversionWebhook?.storageVersion ?? 'v1',
+    migrateStorage: props.conversionWebhook?.migrateStorage,
+  });
+}
+
 /** Refuses props the operator or the API server would reject, naming the prop. */
 function validate(props: BucketOperatorProps): void {
   const fail = (message: string): never => {
     throw new Error(`BucketOperator: ${message}`);
   };
+  const badKubernetes =
+    props.kubernetesVersion === undefined ? undefined : kubernetesVersionProblem('props.kubernetesVersion', props.kubernetesVersion);
+  if (badKubernetes) fail(badKubernetes);
   const mode = props.mode ?? 'cluster';
   if (!MODES.includes(mode)) fail(`props.mode must be 'cluster' or 'namespace', got '${String(mode)}'`);
   const namespace = props.namespace ?? DEFAULT_OPERATOR_NAMESPACE;
@@ -397,6 +433,8 @@ function validate(props: BucketOperatorProps): void {
     const badStorage =
       webhook.storageVersion === undefined ? undefined : apiVersionProblem('props.conversionWebhook.storageVersion', webhook.storageVersion);
     if (badStorage) fail(badStorage);
+    const plan = migrationPlanOf(props);
+    if (plan.kind === 'refused') fail(plan.reason);
     const policy = webhook.networkPolicy;
     if (policy !== undefined && policy !== false && (typeof policy !== 'object' || policy === null)) {
       fail(`props.conversionWebhook.networkPolicy must be false or an object, got ${JSON.stringify(policy)}`);

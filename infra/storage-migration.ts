@@ -3,13 +3,21 @@
  * per CRD, asking kube-controller-manager to rewrite every stored object in the CRDs' current
  * storage version and then to trim `status.storedVersions` to it. Rendered as objects, so
  * GitOps and `kubectl apply` users run the same migration without the operator holding any
- * permission on migrations or on CRD status.
+ * permission on migrations or on CRD status. Older minors have no such API on by default: the
+ * construct refuses them, and docs/v2.md gives the `kubectl` procedure that does the same.
  */
 import { ApiObject } from 'cdk8s';
 import { Construct } from 'constructs';
 import { ALL_DEFINITIONS } from '../operator/api/v1';
 import type { ApiDefinition } from '../operator/api/v1/schema-helpers';
 import { apiVersionProblem, type ApiVersionName } from '../operator/api/version-names';
+import {
+  DEFAULT_KUBERNETES_VERSION,
+  kubernetesVersionProblem,
+  parseKubernetesVersion,
+  STORAGE_MIGRATION_API_VERSION,
+  storageMigrationPlan,
+} from './kubernetes-versions';
 import { COMMON_LABELS } from './labels';
 
 /** Properties of {@link OperatorStorageMigration}. */
@@ -21,6 +29,12 @@ export interface OperatorStorageMigrationProps {
    * @default every kind of the API
    */
   readonly definitions?: readonly ApiDefinition[];
+  /**
+   * The Kubernetes minor (`1.37`, or a release such as `v1.37.2`) of the cluster the migrations
+   * are applied to; one that does not serve them in-tree is refused.
+   * @default '1.37' (DEFAULT_KUBERNETES_VERSION)
+   */
+  readonly kubernetesVersion?: string;
 }
 
 /**
@@ -41,11 +55,22 @@ export class OperatorStorageMigration extends Construct {
     super(scope, id);
     const badVersion = apiVersionProblem('props.version', props.version);
     if (badVersion) throw new Error(`OperatorStorageMigration: ${badVersion}`);
+    const badKubernetes =
+      props.kubernetesVersion === undefined ? undefined : kubernetesVersionProblem('props.kubernetesVersion', props.kubernetesVersion);
+    if (badKubernetes) throw new Error(`OperatorStorageMigration: ${badKubernetes}`);
+    const kubernetesVersion = props.kubernetesVersion ?? DEFAULT_KUBERNETES_VERSION;
+    const kubernetes = parseKubernetesVersion(kubernetesVersion);
+    const plan = kubernetes ? storageMigrationPlan({ kubernetes, storageVersion: props.version, migrateStorage: true }) : undefined;
+    if (plan?.kind !== 'storage-version-migration') {
+      throw new Error(
+        `OperatorStorageMigration: Kubernetes ${kubernetesVersion} does not serve ${STORAGE_MIGRATION_API_VERSION} (in-tree from 1.37); rewrite the stored objects as docs/v2.md, 'Storage migration before Kubernetes 1.37', describes`,
+      );
+    }
     const defs = props.definitions ?? ALL_DEFINITIONS;
     this.migrations = defs.map(
       (def) =>
         new ApiObject(this, def.plural, {
-          apiVersion: 'storagemigration.k8s.io/v1',
+          apiVersion: plan.apiVersion,
           kind: 'StorageVersionMigration',
           metadata: {
             name: storageMigrationName(def, props.version),

@@ -38,6 +38,38 @@ export async function pinnedVersions(): Promise<ControlPlaneVersions> {
   return { kubernetes, etcd };
 }
 
+/** One line of matrix.env: a Kubernetes version of the support matrix and the etcd it runs with. */
+export interface MatrixVersion extends ControlPlaneVersions {
+  /** `1.36` for `v1.36.3`. */
+  minor: string;
+}
+
+/** The `minor` of a Kubernetes version such as `v1.36.3`. */
+export function minorOf(kubernetesVersion: string): string {
+  const m = /^v?(\d+\.\d+)\.\d+$/.exec(kubernetesVersion);
+  if (!m?.[1]) throw new Error(`'${kubernetesVersion}' is not a Kubernetes version such as v1.36.3`);
+  return m[1];
+}
+
+/** Parses matrix.env's text: `<kubernetes version> <etcd version>` lines, oldest first. */
+export function parseMatrix(text: string): MatrixVersion[] {
+  const out: MatrixVersion[] = [];
+  for (const line of text.split('\n')) {
+    if (line.trim() === '' || line.trimStart().startsWith('#')) continue;
+    const [kubernetes, etcd, ...rest] = line.trim().split(/\s+/);
+    if (!kubernetes || !etcd || rest.length > 0 || !/^v\d+\.\d+\.\d+$/.test(etcd)) {
+      throw new Error(`matrix.env: '${line}' is not '<kubernetes version> <etcd version>'`);
+    }
+    out.push({ kubernetes, etcd, minor: minorOf(kubernetes) });
+  }
+  return out;
+}
+
+/** Reads the support matrix in test/support/control-plane/matrix.env, oldest minor first. */
+export async function matrixVersions(): Promise<MatrixVersion[]> {
+  return parseMatrix(await readFile(join(__dirname, 'matrix.env'), 'utf8'));
+}
+
 /**
  * The directory build.sh caches binaries in for a Kubernetes version:
  * `${BUCKETOPERATOR_CACHE:-$HOME/.cache/bucketoperator}/k8s/<version>`.
@@ -69,23 +101,25 @@ async function completeIn(dir: string): Promise<ControlPlaneBinaries | undefined
  * Mixing the two sources is avoided on purpose: envtest bundles lack kube-controller-manager,
  * and a controller manager from another release than the apiserver hides version-skew bugs.
  *
+ * With `kubernetesVersion` (a version of matrix.env, for the support matrix), only the cache of
+ * that version is looked at: binaries in `KUBEBUILDER_ASSETS` name no version.
+ *
  * @throws Error telling to run `npm run build:control-plane` when the binaries are missing.
  */
-export async function resolveBinaries(env: NodeJS.ProcessEnv = process.env): Promise<ControlPlaneBinaries> {
-  const assets = env.KUBEBUILDER_ASSETS;
+export async function resolveBinaries(env: NodeJS.ProcessEnv = process.env, kubernetesVersion?: string): Promise<ControlPlaneBinaries> {
+  const assets = kubernetesVersion === undefined ? env.KUBEBUILDER_ASSETS : undefined;
   if (assets) {
     const fromAssets = await completeIn(assets);
     if (fromAssets) return fromAssets;
   }
-  const { kubernetes } = await pinnedVersions();
+  const kubernetes = kubernetesVersion ?? (await pinnedVersions()).kubernetes;
   const cacheDir = cacheDirFor(kubernetes, env);
   // build.sh writes the marker last, so binaries without it come from an interrupted build.
   const cached = (await exists(join(cacheDir, '.complete'))) ? await completeIn(cacheDir) : undefined;
   if (cached) return cached;
   const where = assets ? `KUBEBUILDER_ASSETS=${assets} (incomplete) nor ${cacheDir}` : cacheDir;
-  throw new Error(
-    `control-plane binaries for Kubernetes ${kubernetes} not found in ${where}: run \`npm run build:control-plane\` (needs Go >= 1.26)`,
-  );
+  const command = kubernetesVersion === undefined ? 'npm run build:control-plane' : `npm run build:control-plane -- --k8s ${kubernetesVersion}`;
+  throw new Error(`control-plane binaries for Kubernetes ${kubernetes} not found in ${where}: run \`${command}\` (needs Go >= 1.26)`);
 }
 
 async function exists(path: string): Promise<boolean> {

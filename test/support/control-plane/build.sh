@@ -3,11 +3,17 @@
 # and caches them by version outside the repository, for test/support/control-plane.
 #
 #   bash test/support/control-plane/build.sh        (npm run build:control-plane)
+#       the versions pinned in versions.env: what `npm test` and `npm start` run
+#   bash test/support/control-plane/build.sh --k8s v1.36.3
+#       one version of the support matrix (matrix.env names its etcd)
+#   bash test/support/control-plane/build.sh --matrix   (npm run build:control-plane:matrix)
+#       every version of matrix.env, one after the other
 #
 # Environment:
 #   BUCKETOPERATOR_CACHE  cache root (default: $HOME/.cache/bucketoperator); binaries go to
 #                         $BUCKETOPERATOR_CACHE/k8s/<K8S_VERSION>/
 #   KUBEBUILDER_ASSETS    a directory that already holds all four binaries: nothing is built
+#                         (for the pinned version only: its binaries name no version here)
 #
 # The wrapper module that makes this possible is written by k8s-build.sh (shared with
 # test/support/node/build.sh).
@@ -21,6 +27,30 @@ log_prefix=build:control-plane
 # shellcheck source=k8s-build.sh
 source "$here/k8s-build.sh"
 
+# matrix_versions: the Kubernetes versions of matrix.env, oldest first.
+matrix_versions() { sed -nE 's/^(v[0-9][^[:space:]]*)[[:space:]]+v[0-9].*$/\1/p' "$here/matrix.env"; }
+
+# A version other than the pin: its etcd comes from matrix.env, and a directory given in
+# KUBEBUILDER_ASSETS (binaries of unknown version) is not looked at.
+matrix_build=""
+case "${1:-}" in
+  "") ;;
+  --k8s)
+    [[ -n "${2:-}" && $# -eq 2 ]] || die "usage: build.sh [--k8s <version> | --matrix]"
+    ETCD_VERSION="$(awk -v v="$2" '$1 == v { print $2 }' "$here/matrix.env")"
+    [[ -n "$ETCD_VERSION" ]] || die "Kubernetes $2 is not in $here/matrix.env (it lists: $(matrix_versions | tr '\n' ' '))"
+    K8S_VERSION="$2"
+    matrix_build=1
+    ;;
+  --matrix)
+    [[ $# -eq 1 ]] || die "usage: build.sh [--k8s <version> | --matrix]"
+    # One at a time: each cold build takes both cores for many minutes.
+    for v in $(matrix_versions); do bash "${BASH_SOURCE[0]}" --k8s "$v"; done
+    exit 0
+    ;;
+  *) die "usage: build.sh [--k8s <version> | --matrix]" ;;
+esac
+
 binaries=(etcd kube-apiserver kube-controller-manager kubectl)
 cache_root="${BUCKETOPERATOR_CACHE:-$HOME/.cache/bucketoperator}"
 out_dir="$cache_root/k8s/$K8S_VERSION"
@@ -31,7 +61,7 @@ has_all() {
   for b in "${binaries[@]}"; do [[ -x "$dir/$b" ]] || return 1; done
 }
 
-if [[ -n "${KUBEBUILDER_ASSETS:-}" ]]; then
+if [[ -n "${KUBEBUILDER_ASSETS:-}" && -z "$matrix_build" ]]; then
   if has_all "$KUBEBUILDER_ASSETS"; then
     log "KUBEBUILDER_ASSETS=$KUBEBUILDER_ASSETS holds all binaries; nothing to build"
     exit 0
@@ -75,7 +105,7 @@ write_k8s_wrapper_module "$src_dir/kubernetes"
 
 want_etcd="$(sed -nE 's#^[[:space:]]*go\.etcd\.io/etcd/server/v3 (v[^ ]+).*#\1#p' "$K8S_GOMOD" | head -n1)"
 if [[ -n "$want_etcd" && "$want_etcd" != "$ETCD_VERSION" ]]; then
-  log "note: k8s.io/kubernetes $K8S_VERSION requires etcd $want_etcd, versions.env pins $ETCD_VERSION"
+  log "note: k8s.io/kubernetes $K8S_VERSION requires etcd $want_etcd, $(if [[ -n "$matrix_build" ]]; then echo matrix.env; else echo versions.env; fi) pins $ETCD_VERSION"
 fi
 go_directive="$(sed -nE 's/^go ([0-9.]+)$/\1/p' "$K8S_GOMOD")"
 
