@@ -1,7 +1,8 @@
 /**
- * How long `kubectl bucket` takes from spawn to exit: the compiled plugin (`npm run build:lib`,
- * lib/cli/main.js) on the pinned Node (scripts/pinned-node.ts), N runs of each command, one at a
- * time, after one untimed run each. The commands that talk to the API server run against
+ * How long `kubectl bucket` takes from spawn to exit: the plugin as the package ships it (`npm
+ * run build:lib`: the executable lib/cli/main.js and its bundles, scripts/bundle-plugin.ts) on
+ * the pinned Node (scripts/pinned-node.ts), N runs of each command, one at a time, after one
+ * untimed run each. The commands that talk to the API server run against
  *
  * - `refused`: a loopback port nothing listens on (the connection is refused at once);
  * - `reset`: a loopback listener that accepts and resets each connection, and notes when the
@@ -10,15 +11,18 @@
  *   CRDs applied and one StorageBucket, its config and Secret, reached through a relay that
  *   notes the first connection the same way. No operator runs, so the bucket has no status.
  *
- * The untimed run also fills Node's compile cache, which the plugin turns on (cli/main.ts), as
+ * The untimed run also fills Node's compile cache, which the plugin turns on (cli/bin.ts), as
  * any run after a user's first finds it. Prints machine, date, Node and the command line with
  * the median and p90 of each, and the median CPU time (less inflated than wall time on a busy
  * machine); nothing passes or fails on a timing (bench/README.md).
  *
- *   npx tsx bench/cli-startup.ts [--n 20] [--no-build] [--control-plane] [--main FILE]
+ *   npx tsx bench/cli-startup.ts [--n 20] [--no-build] [--control-plane] [--main FILE]...
  *
  * `--main` times another build of the plugin's main.js instead (no build then), e.g. a copy of
- * an earlier lib/ with a node_modules link beside it, to compare two builds on one machine.
+ * an earlier lib/ with a node_modules link beside it. Given more than once, the builds take
+ * turns run by run (A, B, A, B, ...), so a machine whose load changes during the bench weighs
+ * on each alike: the way to compare two builds. A first row, `node -e 0`, is the floor: a bare
+ * Node start on the same machine at the same time.
  */
 import { execFileSync, spawn } from 'node:child_process';
 import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
@@ -60,7 +64,8 @@ async function listen(server: net.Server): Promise<number> {
 
 /**
  * A kubeconfig naming `server`, with a token that no server here checks and a CA of its own,
- * as real kubeconfigs carry (without one, Node would load its bundled root certificates).
+ * as real kubeconfigs carry (without one, Node would load its bundled root certificates), in
+ * the block style `kubectl config view --raw` writes.
  */
 function tokenKubeconfig(dir: string, name: string, server: string): string {
   const path = join(dir, `${name}.kubeconfig`);
@@ -68,11 +73,23 @@ function tokenKubeconfig(dir: string, name: string, server: string): string {
     path,
     [
       'apiVersion: v1',
-      'kind: Config',
-      `clusters: [{ name: c, cluster: { server: '${server}', certificate-authority-data: ${Buffer.from(CA_CERT).toString('base64')} } }]`,
-      'users: [{ name: u, user: { token: bench } }]',
-      `contexts: [{ name: x, context: { cluster: c, user: u, namespace: ${NS} } }]`,
+      'clusters:',
+      '- cluster:',
+      `    certificate-authority-data: ${Buffer.from(CA_CERT).toString('base64')}`,
+      `    server: ${server}`,
+      '  name: c',
+      'contexts:',
+      '- context:',
+      '    cluster: c',
+      `    namespace: ${NS}`,
+      '    user: u',
+      '  name: x',
       'current-context: x',
+      'kind: Config',
+      'users:',
+      '- name: u',
+      '  user:',
+      '    token: bench',
       '',
     ].join('\n'),
   );
@@ -140,13 +157,13 @@ function percentile(xs: readonly number[], p: number): number {
   return s[Math.max(0, Math.ceil((p / 100) * s.length) - 1)] ?? NaN;
 }
 
-/** Spawns the plugin with `args` and times it; stdout and stderr are read and dropped. */
-function runOnce(node: string, main: string, args: readonly string[], env: NodeJS.ProcessEnv, target?: Target): Promise<Run> {
+/** Spawns `node argv` (the plugin's main.js and its arguments) and times it; stdout and stderr are read and dropped. */
+function runOnce(node: string, argv: readonly string[], env: NodeJS.ProcessEnv, target?: Target): Promise<Run> {
   target?.reset();
   return new Promise((done, fail) => {
     const cpu = childrenCpuMs();
     const started = performance.now();
-    const child = spawn(node, [main, ...args], { env, stdio: ['ignore', 'pipe', 'pipe'] });
+    const child = spawn(node, argv, { env, stdio: ['ignore', 'pipe', 'pipe'] });
     child.stdout.resume();
     child.stderr.resume();
     child.on('error', fail);
@@ -160,6 +177,8 @@ function runOnce(node: string, main: string, args: readonly string[], env: NodeJ
 
 /** One row of the table. */
 interface Row {
+  /** Which build ran, when the bench compares several (`--main` more than once). */
+  readonly build?: string;
   readonly command: string;
   readonly target: string;
   readonly runs: readonly Run[];
@@ -170,12 +189,24 @@ function fmt(ms: number): string {
 }
 
 function table(rows: readonly Row[]): string {
-  const head = ['command', 'server', 'exit', 'median s', 'p90 s', 'cpu median s', 'first conn. median s', 'first conn. p90 s'];
+  const builds = rows.some((r) => r.build !== undefined);
+  const head = [
+    ...(builds ? ['build'] : []),
+    'command',
+    'server',
+    'exit',
+    'median s',
+    'p90 s',
+    'cpu median s',
+    'first conn. median s',
+    'first conn. p90 s',
+  ];
   const body = rows.map((r) => {
     const wall = r.runs.map((x) => x.ms);
     const first = r.runs.flatMap((x) => (x.firstConnectionMs === undefined ? [] : [x.firstConnectionMs]));
     const codes = [...new Set(r.runs.map((x) => String(x.code)))].join('/');
     return [
+      ...(builds ? [r.build ?? '-'] : []),
       r.command,
       r.target,
       codes,
@@ -213,6 +244,11 @@ async function controlPlaneTarget(dir: string): Promise<Target & { stop(): Promi
       'control plane',
       (socket) => {
         const to = net.connect(Number(upstream.port), upstream.hostname);
+        // As Go's and kubectl's sockets are: Node's net sockets wait for an ACK before sending a
+        // short segment (Nagle), and with the server's delayed ACKs that held each round trip
+        // through the relay up to 40 ms (a `why` measured 0.28 s through it, 0.15 s without).
+        socket.setNoDelay(true);
+        to.setNoDelay(true);
         to.on('error', () => socket.destroy());
         socket.pipe(to).pipe(socket);
         socket.on('close', () => to.destroy());
@@ -243,10 +279,10 @@ async function bench(): Promise<void> {
       n: { type: 'string', default: '20' },
       'no-build': { type: 'boolean', default: false },
       'control-plane': { type: 'boolean', default: false },
-      main: { type: 'string' },
+      main: { type: 'string', multiple: true },
     },
   });
-  const main = values.main ? resolve(values.main) : join(REPO, 'lib', 'cli', 'main.js');
+  const mains = values.main?.length ? values.main.map((m) => resolve(m)) : [join(REPO, 'lib', 'cli', 'main.js')];
   const n = Number(values.n);
   if (!Number.isInteger(n) || n < 1) throw new Error(`--n must be a positive integer, got ${values.n}`);
   if (!values['no-build'] && !values.main) execFileSync('npm', ['run', 'build:lib'], { cwd: REPO, stdio: ['ignore', 'ignore', 'inherit'] });
@@ -287,13 +323,25 @@ async function bench(): Promise<void> {
     console.log(`machine: ${cpus().length} cpus, ${cpus()[0]?.model ?? 'unknown model'}; load average ${load.map((l) => l.toFixed(2)).join(' ')}`);
     console.log(`node: ${node.path} (v${node.version})`);
     console.log(`command: tsx bench/cli-startup.ts ${process.argv.slice(2).join(' ')}`.trimEnd());
-    console.log(`plugin: ${node.path} ${main} <args>; ${n} timed runs each after one untimed, one at a time, spawn to exit\n`);
+    const builds = mains.map((main, i) => ({ main, name: mains.length > 1 ? String.fromCharCode(65 + i) : undefined }));
+    for (const b of builds) {
+      console.log(`plugin${b.name ? ` ${b.name}` : ''}: ${node.path} ${b.main} <args>`);
+    }
+    console.log(`${n} timed runs each after one untimed, one at a time${mains.length > 1 ? ', the builds taking turns' : ''}, spawn to exit\n`);
     const rows: Row[] = [];
+    const floor: Run[] = [];
+    await runOnce(node.path, ['-e', '0'], env);
+    for (let i = 0; i < n; i++) floor.push(await runOnce(node.path, ['-e', '0'], env));
+    rows.push({ ...(mains.length > 1 ? { build: '-' } : {}), command: 'node -e 0', target: '-', runs: floor });
     for (const c of cases) {
-      await runOnce(node.path, main, c.args, env, c.target);
-      const runs: Run[] = [];
-      for (let i = 0; i < n; i++) runs.push(await runOnce(node.path, main, c.args, env, c.target));
-      rows.push({ command: c.command, target: c.target?.name ?? '-', runs });
+      const runs = builds.map(() => [] as Run[]);
+      for (const b of builds) await runOnce(node.path, [b.main, ...c.args], env, c.target);
+      for (let i = 0; i < n; i++) {
+        for (const [j, b] of builds.entries()) runs[j]!.push(await runOnce(node.path, [b.main, ...c.args], env, c.target));
+      }
+      for (const [j, b] of builds.entries()) {
+        rows.push({ ...(b.name ? { build: b.name } : {}), command: c.command, target: c.target?.name ?? '-', runs: runs[j]! });
+      }
     }
     console.log(table(rows));
     console.log(

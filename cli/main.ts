@@ -1,18 +1,19 @@
-#!/usr/bin/env node
 /**
  * `kubectl bucket`: the kubectl plugin of BucketOperator (the `kubectl-bucket` executable in
- * the package's `bin`; kubectl runs it for `kubectl bucket ...` when it is on PATH). This file
- * is the only one that reads argv, the environment and signals; it parses the flags, connects
- * as kubectl would, runs one command and exits with its code (cli/exit-codes.ts).
+ * the package's `bin`, cli/bin.ts; kubectl runs it for `kubectl bucket ...` when it is on PATH).
+ * This file is the only one that reads argv, the environment and signals; it parses the flags,
+ * connects as kubectl would, runs one command and exits with its code (cli/exit-codes.ts).
  *
  * Start-up time is the plugin's first impression: this file loads only the flag parser, and
  * each command's modules (the client, the operator's kinds, YAML) are imported when that
  * command runs, so `--help`, `version` and a usage error load none of them. A command that
  * connects loads the client and the operator's names and pure helpers from leaf modules, never
- * the schemas, metrics or logging the operator runs with (test/unit/cli/startup.test.ts).
+ * the schemas, metrics or logging the operator runs with (test/unit/cli/startup.test.ts). The
+ * package ships all of it as one bundle whose modules still run only when imported, with the
+ * code few commands need in files of their own (scripts/bundle-plugin.ts,
+ * test/unit/cli/bundle.test.ts).
  */
 import { readFileSync } from 'node:fs';
-import nodeModule from 'node:module';
 import { join } from 'node:path';
 import { HELP, parseArgs, type Options } from './args';
 import { CliError, ExitCode } from './exit-codes';
@@ -101,17 +102,10 @@ export async function run(argv: readonly string[], term: Terminal, signal: Abort
 }
 
 /**
- * Turns on Node's on-disk cache of compiled modules (Node >= 22.1; in the temporary directory,
- * or `$NODE_COMPILE_CACHE`; `NODE_DISABLE_COMPILE_CACHE=1` turns it off): every run after the
- * first starts the client, the kubeconfig parser and the command from compiled code instead of
- * compiling them again. A cache that cannot be written is skipped; the run is the same.
+ * Runs the plugin as a process: `process.argv`, the process's terminal, Ctrl-C, and the exit
+ * code. The shipped executable (cli/bin.ts) calls it once Node's compile cache is on.
  */
-function enableCompileCache(): void {
-  (nodeModule as typeof nodeModule & { enableCompileCache?: () => unknown }).enableCompileCache?.();
-}
-
-if (require.main === module) {
-  enableCompileCache();
+export function main(): void {
   const stop = new AbortController();
   // The first Ctrl-C ends a watch cleanly (its exit code is the bucket's state); a second one kills.
   process.once('SIGINT', () => stop.abort());
@@ -122,3 +116,6 @@ if (require.main === module) {
     setImmediate(() => process.exit(code));
   });
 }
+
+// Run from the sources (`tsx cli/main.ts ...`); the shipped plugin starts from cli/bin.ts.
+if (require.main === module) main();

@@ -1,6 +1,7 @@
 // Gives every `bin` of a package.json the execute bit, as npm does when it installs the
-// package. tsc writes files 0644, so without this `npx kubectl-bucket` in a checkout after
-// `npm run build:lib` answered "Permission denied" while the installed package worked.
+// package. Compilers write files 0644 (tsc always; esbuild unless the entry starts with #!),
+// and without this `npx kubectl-bucket` in a checkout after `npm run build:lib` once answered
+// "Permission denied" while the installed package worked.
 //
 //   node scripts/chmod-bin.mjs [package directory]   (default: this repository)
 import { chmodSync, readFileSync, statSync } from 'node:fs';

@@ -25,6 +25,7 @@ import { ExitCode } from '../exit-codes';
 import { apiFailure, directReads, getText, listServed, lookup, snapshotOf, type Kube } from '../kube';
 import { redact, redactUserinfo } from '../redact';
 import { tarGz, type TarEntry } from '../tar';
+import { getUrlText } from '../url-text';
 import type { Terminal } from '../terminal';
 import { buildTree } from '../trace';
 
@@ -190,9 +191,7 @@ async function collectOperator(kube: Kube, opts: Options, errors: string[]): Pro
   }
   if (opts.metricsUrl) {
     try {
-      const res = await fetch(opts.metricsUrl, { signal: AbortSignal.timeout(10_000) });
-      if (!res.ok) throw new Error(`HTTP ${res.status}`);
-      files.set('metrics.txt', await res.text());
+      files.set('metrics.txt', await getUrlText(opts.metricsUrl));
     } catch (err) {
       errors.push(`metrics from ${opts.metricsUrl}: ${err instanceof Error ? err.message : String(err)}`);
     }

@@ -25,7 +25,10 @@ export interface JsonPatchOp {
 }
 
 /** Options of a `KubeClient`: those of its transport (server, TLS, credentials, timeouts, metrics). */
-export type KubeClientOptions = TransportOptions;
+export type KubeClientOptions = TransportOptions & {
+  /** Send through this transport (and its connections) instead of one of the client's own; it was made from these options. */
+  readonly transport?: Transport;
+};
 
 /** Per-call options shared by every request. */
 export interface CallOptions {
@@ -141,7 +144,7 @@ export class KubeClient implements ListerWatcher {
   private readonly transport: Transport;
 
   constructor(opts: KubeClientOptions) {
-    this.transport = new Transport(opts);
+    this.transport = opts.transport ?? new Transport(opts);
   }
 
   /** Reads one object. */

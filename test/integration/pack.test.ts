@@ -16,6 +16,7 @@ import { REPO_ROOT } from '../../infra/generate';
 import { VERSION } from '../../infra/version';
 import type { ControlPlane } from '../support/control-plane';
 import { kubectlOk } from '../support/kube';
+import { LAZY_BUNDLES, PLUGIN_BIN, PLUGIN_BUNDLE } from '../../scripts/bundle-plugin';
 import { lockedVersion, npmInstall, packedTarball, sh } from '../support/packed';
 import { freshNamespace, sharedControlPlane } from './setup';
 
@@ -139,14 +140,11 @@ describe('the packed construct library in a fresh cdk8s app', function () {
       .split('\n')
       .filter(Boolean)
       .map((f) => f.replace(/^package\//, ''));
-    expect(files).to.include.members([
-      'package.json',
-      'lib/infra/index.js',
-      'lib/infra/index.d.ts',
-      'lib/cli/main.js',
-      'dist/Kustomization',
-      'dist/00-crds.yaml',
-    ]);
+    expect(files).to.include.members(['package.json', 'lib/infra/index.js', 'lib/infra/index.d.ts', 'dist/Kustomization', 'dist/00-crds.yaml']);
+    // The plugin is its executable and bundles (scripts/bundle-plugin.ts), not a tree of modules.
+    expect(files.filter((f) => f.startsWith('lib/cli/')).sort()).to.deep.equal(
+      [PLUGIN_BIN, PLUGIN_BUNDLE, ...LAZY_BUNDLES.map((l) => join('cli', l.file))].map((f) => `lib/${f}`).sort(),
+    );
     expect(files.filter((f) => f.endsWith('.ts') && !f.endsWith('.d.ts'))).to.deep.equal([]);
     expect(files.filter((f) => !/^(lib|dist)\//.test(f) && !/^(package\.json|README\.md|LICENSE)$/.test(f))).to.deep.equal([]);
   });
@@ -209,7 +207,8 @@ describe('the packed construct library in a fresh cdk8s app', function () {
     const pkg = JSON.parse(readFileSync(join(appDir, 'node_modules', 'bucketoperator', 'package.json'), 'utf8')) as { bin?: Record<string, string> };
     expect(pkg.bin).to.deep.equal({ 'kubectl-bucket': 'lib/cli/main.js' });
     // The consumer installed only the package's dependencies and peers: a plugin module that
-    // needed a dev dependency (client-node, tsx) would fail to load here.
+    // needed a dev dependency (client-node, tsx) would fail to load here. (The bundles need
+    // none at all: test/unit/cli/bundle.test.ts runs them with no node_modules.)
     const bin = join(appDir, 'node_modules', '.bin', 'kubectl-bucket');
     expect(await sh(bin, ['version'], appDir)).to.equal(`kubectl-bucket ${VERSION}\n`);
     expect(await sh(bin, ['help'], appDir)).to.include('trace NAME');
@@ -219,6 +218,19 @@ describe('the packed construct library in a fresh cdk8s app', function () {
       (err: { code: number; stderr: string }) => err,
     );
     expect([res.code, res.stderr.trim()]).to.deep.equal([1, `error: cannot read kubeconfig ${join(appDir, 'absent')}: ENOENT`]);
+  });
+
+  it('the installed plugin asks the real API server: discovery, then a bucket that is not there (exit 3)', async () => {
+    await operatorInstalled();
+    const bin = join(appDir, 'node_modules', '.bin', 'kubectl-bucket');
+    const res = await run(bin, ['why', 'absent', '-n', ns, '--kubeconfig', cp.kubeconfigPath], { cwd: appDir }).then(
+      () => ({ code: 0, stderr: '' }),
+      (err: { code: number; stderr: string }) => err,
+    );
+    expect([res.code, res.stderr.trim()]).to.deep.equal([
+      3,
+      `error: Error from server (NotFound): storagebucket "absent" not found in namespace "${ns}"`,
+    ]);
   });
 
   it('ships dist/ for kubectl apply -k from node_modules', async () => {

@@ -1,12 +1,13 @@
 /**
- * The `kubectl bucket` plugin as the end-to-end test runs it: compiled by the package's own
- * tsconfig.lib.json (what `npm pack` ships as `bin/kubectl-bucket`), with a `kubectl-bucket`
- * link to it in a directory of its own, to put on PATH so kubectl finds the plugin.
+ * The `kubectl bucket` plugin as the end-to-end test runs it: built by the package's own
+ * scripts/bundle-plugin.ts (what `npm pack` ships as the `kubectl-bucket` bin, lib/cli/main.js,
+ * and the bundles beside it), with a `kubectl-bucket` link to it in a directory of its own, to
+ * put on PATH so kubectl finds the plugin.
  *
  * The build goes to `$BUCKETOPERATOR_CACHE/plugin/<checkout>-<hash of its inputs>/` and is
- * reused while cli/, operator/, the tsconfig files and package.json are unchanged; a cold build
- * is one tsc run (about 20 s of CPU) and removes the checkout's earlier builds. Its node_modules is a link to the checkout's; the pack test proves
- * the installed package resolves with production dependencies alone.
+ * reused while cli/, operator/, the bundle scripts and package.json are unchanged; a cold build
+ * takes a few seconds and removes the checkout's earlier builds. No node_modules is beside it:
+ * the bundles inline what they need, as in the installed package.
  */
 import { execFile } from 'node:child_process';
 import { createHash } from 'node:crypto';
@@ -14,12 +15,22 @@ import { existsSync, mkdirSync, readdirSync, readFileSync, renameSync, rmSync, s
 import { homedir } from 'node:os';
 import { basename, join, relative } from 'node:path';
 import { promisify } from 'node:util';
+import { bundlePlugin, PLUGIN_BIN } from '../../scripts/bundle-plugin';
 import { REPO } from './image';
 
 const run = promisify(execFile);
 
 /** Inputs of the build, relative to the repository: a change to any of them rebuilds. */
-const INPUTS = ['cli', 'operator', 'infra/labels.ts', 'scripts/chmod-bin.mjs', 'tsconfig.json', 'tsconfig.lib.json', 'package.json'];
+const INPUTS = [
+  'cli',
+  'operator',
+  'infra/labels.ts',
+  'scripts/bundle-plugin.ts',
+  'scripts/bundle.ts',
+  'scripts/chmod-bin.mjs',
+  'tsconfig.json',
+  'package.json',
+];
 
 function files(path: string): string[] {
   if (!statSync(path).isDirectory()) return [path];
@@ -48,27 +59,18 @@ export async function buildPlugin(env: NodeJS.ProcessEnv = process.env): Promise
   const work = `${dir}.${process.pid}.tmp`;
   rmSync(work, { recursive: true, force: true });
   mkdirSync(join(work, 'bin'), { recursive: true });
-  // The package's lib build, narrowed to the plugin's entry point (infra/ is not needed here).
-  writeFileSync(
-    join(work, 'tsconfig.json'),
-    JSON.stringify({
-      extends: join(REPO, 'tsconfig.lib.json'),
-      compilerOptions: { outDir: join(work, 'lib'), rootDir: REPO, declaration: false, typeRoots: [join(REPO, 'node_modules', '@types')] },
-      include: [join(REPO, 'cli', 'main.ts')],
-    }),
-  );
   try {
-    await run(join(REPO, 'node_modules', '.bin', 'tsc'), ['-p', join(work, 'tsconfig.json')], { cwd: REPO });
+    await bundlePlugin(REPO, join(work, 'lib'));
   } catch (err) {
-    const e = err as { stdout?: string };
-    throw new Error(`cannot compile the plugin: ${e.stdout ?? String(err)}`, { cause: err });
+    rmSync(work, { recursive: true, force: true });
+    throw new Error(`cannot build the plugin: ${err instanceof Error ? err.message : String(err)}`, { cause: err });
   }
+  // version() reads the package.json above lib/.
   writeFileSync(join(work, 'package.json'), readFileSync(join(REPO, 'package.json')));
   // The execute bit as `npm run build:lib` sets it, by the same script: kubectl runs only executable plugins.
   await run(process.execPath, [join(REPO, 'scripts', 'chmod-bin.mjs'), work]);
-  symlinkSync(join(REPO, 'node_modules'), join(work, 'node_modules'));
   // As npm links a package's bin: a relative link, so the finished directory may be renamed.
-  symlinkSync(join('..', 'lib', 'cli', 'main.js'), join(work, 'bin', 'kubectl-bucket'));
+  symlinkSync(join('..', 'lib', PLUGIN_BIN), join(work, 'bin', 'kubectl-bucket'));
   try {
     renameSync(work, dir);
   } catch (err) {

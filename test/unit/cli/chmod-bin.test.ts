@@ -20,7 +20,7 @@ describe('kubectl bucket: the execute bit of the compiled bin', () => {
         writeFileSync(join(dir, 'package.json'), JSON.stringify({ name: 'x', bin }));
         for (const f of files) {
           mkdirSync(join(dir, f, '..'), { recursive: true });
-          // As tsc writes it.
+          // As a build may write it.
           writeFileSync(join(dir, f), '#!/usr/bin/env node\n', { mode: 0o644 });
         }
         execFileSync(process.execPath, [SCRIPT, dir]);
@@ -31,9 +31,9 @@ describe('kubectl bucket: the execute bit of the compiled bin', () => {
     });
   }
 
-  it('npm run build:lib runs it after tsc, so a checkout runs `npx kubectl-bucket` as an installed package does', () => {
+  it('npm run build:lib runs it after the build and the plugin bundle, so a checkout runs `npx kubectl-bucket` as an installed package does', () => {
     const pkg = JSON.parse(readFileSync(join(REPO, 'package.json'), 'utf8')) as { scripts: Record<string, string>; bin: Record<string, string> };
-    expect(pkg.scripts['build:lib']).to.match(/tsc -p tsconfig\.lib\.json && node scripts\/chmod-bin\.mjs$/);
+    expect(pkg.scripts['build:lib']).to.match(/tsc -p tsconfig\.lib\.json && tsx scripts\/bundle-plugin\.ts && node scripts\/chmod-bin\.mjs$/);
     expect(pkg.bin).to.deep.equal({ 'kubectl-bucket': 'lib/cli/main.js' });
   });
 });
