@@ -19,8 +19,9 @@ const REPO = join(__dirname, '..');
 const DIR = 'test/integration';
 
 /**
- * Wall time per file in seconds, hooks included, printed at the end of a two-lane run on the 2-core CI
- * machine (2026-12-04, three lanes with the node's own; the first file of a lane also pays for its control plane's start).
+ * Wall time per file in seconds, hooks included, printed at the end of a run on the 2-core CI
+ * machine (2026-12-04: two lanes and the node's own; the first file of a lane also pays for its
+ * control plane's start).
  * Refresh it from that table when files move; a file missing here counts as 30 s.
  */
 const SECONDS: Readonly<Record<string, number>> = {
