@@ -16,6 +16,8 @@ import { deploymentIn } from './dist';
 import { eventually } from './eventually';
 import { kubectlOk } from './kube';
 import type { RunningNode } from './node';
+import { mustRun } from './node/host';
+import { installDist } from './previous-release';
 
 /** The image archives `npm run build:oci -- --image all` wrote. */
 export interface ImageArchives {
@@ -87,16 +89,7 @@ export function operatorDeployment(folder = '', dist = DIST): OperatorDeployment
  * custom resources before their CRD is established.
  */
 export async function applyDistFolder(cp: ControlPlane, folder = '', rolloutTimeoutSeconds = 180, dist = DIST): Promise<void> {
-  const dir = join(dist, folder);
-  await kubectlOk(cp, ['apply', '-f', join(dir, '00-crds.yaml')]);
-  await kubectlOk(cp, [
-    'wait',
-    '--for=condition=Established',
-    '--timeout=60s',
-    'crd/storagebuckets.storage.avalonhosting.example',
-    'crd/bucketproviderconfigs.storage.avalonhosting.example',
-  ]);
-  await kubectlOk(cp, ['apply', '-f', dir]);
+  await installDist(cp, join(dist, folder));
   const op = operatorDeployment(folder, dist);
   await kubectlOk(cp, ['-n', op.namespace, 'rollout', 'status', `deployment/${op.name}`, `--timeout=${rolloutTimeoutSeconds}s`]);
 }
@@ -294,17 +287,7 @@ export async function operatorPods(cp: ControlPlane, op: OperatorDeployment): Pr
 
 /** The host PID of a container's main process, from containerd's task list. */
 export async function containerPid(node: RunningNode, containerId: string): Promise<number> {
-  const out = await new Promise<string>((resolve, reject) => {
-    const child = spawn(node.binaries.ctr, ['--address', node.containerdAddress, '-n', 'k8s.io', 'tasks', 'ls'], {
-      stdio: ['ignore', 'pipe', 'pipe'],
-    });
-    let stdout = '';
-    let stderr = '';
-    child.stdout.on('data', (c: Buffer) => (stdout += c.toString()));
-    child.stderr.on('data', (c: Buffer) => (stderr += c.toString()));
-    child.on('error', reject);
-    child.on('close', (code) => (code === 0 ? resolve(stdout) : reject(new Error(`ctr tasks ls failed (${code}): ${stderr}`))));
-  });
+  const out = await mustRun(node.binaries.ctr, ['--address', node.containerdAddress, '-n', 'k8s.io', 'tasks', 'ls']);
   const line = out.split('\n').find((l) => l.startsWith(`${containerId} `));
   const pid = Number(line?.trim().split(/\s+/)[1]);
   if (!Number.isInteger(pid) || pid <= 0) throw new Error(`no running task for container ${containerId} in:\n${out}`);
