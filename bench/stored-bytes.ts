@@ -7,10 +7,11 @@
  * read from etcd's gateway as kube-apiserver stored it (JSON, managedFields included).
  *
  * `--creator kubectl` (the default) creates them with `kubectl create`, as a user would: the
- * spec then belongs to its own `kubectl-create` entry. `operator-agent` creates them as the
- * benchmark harness does, through a client whose User-Agent is `bucketoperator` and which names
- * no field manager, so the server files the spec under the operator's own manager name and its
- * metadata entry holds the creator's fields too.
+ * spec then belongs to its own `kubectl-create` entry, as it does for the benchmark harness's
+ * creates. `operator-agent` creates them through a client whose User-Agent is `bucketoperator`
+ * and which names no field manager (how the harness created them before 2026-12-05), so the
+ * server files the spec under the operator's own manager name and its metadata entry holds the
+ * creator's fields too.
  */
 import { parseArgs } from 'node:util';
 import type { StorageBucket } from '../operator/api/v1';
@@ -49,7 +50,7 @@ async function createBuckets(cp: ControlPlane, ns: string, n: number, creator: s
     if (res.code !== 0) throw new Error(`kubectl create: ${res.stderr}`);
     return;
   }
-  // The harness's way (bench/harness.ts createBuckets): no field manager, User-Agent bucketoperator.
+  // No field manager, User-Agent bucketoperator: the server names the entry after the agent.
   const admin = new KubeClient({ restConfig: cp.restConfig(), http2: false });
   for (const m of manifests) await admin.create(STORAGE_BUCKET, m as unknown as KubeObject);
 }
