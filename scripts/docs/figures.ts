@@ -10,12 +10,12 @@ import { table } from './markdown';
 
 /** The runs quoted, each the latest of its kind (bench/README.md gives their commands). */
 export const CURRENT_RUNS = {
-  /** Ours and the controller-runtime peer, three rounds at 1,000 and 3,000 buckets (medians). */
-  rounds: 'bench-2026-12-03T03-59-44-971Z.json',
+  /** Ours (on the image's Node) and the controller-runtime peer at 1,000 and 3,000 buckets. */
+  rounds: 'bench-2026-12-04T23-57-48-334Z.json',
   /** Ours and the peer at 10,000 buckets, one pair. */
-  tenThousand: 'bench-2026-12-03T08-09-44-235Z.json',
+  tenThousand: 'bench-2026-12-04T23-57-48-334Z.json',
   /** 1,000 tenants with 10 buckets each, then the noisy neighbour. */
-  tenants: 'bench-2026-12-03T11-18-58-643Z.json',
+  tenants: 'bench-2026-12-05T01-04-50-239Z.json',
 } as const;
 
 type Value = number | string;
@@ -33,6 +33,8 @@ export interface RunFigures {
   /** `YYYY-MM-DD` of the run's start. */
   readonly date: string;
   readonly machine: string;
+  /** Rounds of the run (1 when it had none): its figures are medians over them when more than 1. */
+  readonly rounds: number;
   /** Ours' figure: the median over the rounds when the run had rounds, else its one value. */
   get(scenario: string, n: number, figure: string): number;
 }
@@ -44,6 +46,7 @@ export function loadRun(root: string, file: string): RunFigures {
     file,
     date: run.started.slice(0, 10),
     machine: run.machine,
+    rounds: Math.max(1, ...(run.medians ?? []).map((m) => m.rounds)),
     get(scenario, n, figure) {
       const median = run.medians?.find((m) => m.scenario === scenario && m.n === n)?.figures.find((f) => f.figure === figure)?.ours;
       const row = run.rows.find((r) => r.scenario === scenario && r.n === n && (r.subject === undefined || r.subject === 'ours'));
@@ -52,6 +55,18 @@ export function loadRun(root: string, file: string): RunFigures {
       return value;
     },
   };
+}
+
+/**
+ * The runs quoted, each file once (one run may hold several sizes), with its date and, for
+ * runs with rounds, that its figures are medians.
+ */
+function sources(...runs: RunFigures[]): string {
+  const seen = new Map<string, RunFigures>();
+  for (const run of runs) seen.set(run.file, run);
+  return [...seen.values()]
+    .map((run) => `\`bench/results/${run.file}\` (${run.date}${run.rounds > 1 ? `, medians of ${run.rounds} rounds` : ''})`)
+    .join(', ');
 }
 
 const fmt = (n: number, digits = 1) => n.toLocaleString('en-US', { maximumFractionDigits: digits, minimumFractionDigits: 0 });
@@ -86,8 +101,7 @@ export function headlineFigures(root: string): string {
     '',
     tenants,
     '',
-    `_Rendered by \`npm run docs\` from \`bench/results/${r.file}\` (1,000: median of three rounds, ${r.date}),`,
-    `\`${t.file}\` (${t.date}) and \`${m.file}\` (${m.date}); machine: ${m.machine}._`,
+    `_Rendered by \`npm run docs\` from ${sources(r, t, m)}; machine: ${m.machine}._`,
   ].join('\n');
 }
 
@@ -142,6 +156,6 @@ export function resourceFigures(root: string): string {
     `The Deployment asks for ${res.requests['cpu'] ?? '?'} CPU and ${res.requests['memory'] ?? '?'} and is limited to`,
     `${res.limits['cpu'] ?? '?'} CPU and ${res.limits['memory'] ?? '?'}, with \`NODE_OPTIONS=${res.nodeOptions}\`.`,
     '',
-    `_Rendered by \`npm run docs\` from \`bench/results/${r.file}\`, \`${t.file}\`, \`${m.file}\` and \`dist/04-manager.yaml\`._`,
+    `_Rendered by \`npm run docs\` from ${sources(r, t, m)} and \`dist/04-manager.yaml\`._`,
   ].join('\n');
 }
