@@ -90,7 +90,7 @@ async function main(): Promise<void> {
   });
   const body = listBody(Number(values.mib));
   const server = http2.createSecureServer({ cert: SERVER_CERT, key: SERVER_KEY });
-  server.on('stream', (stream) => {
+  server.on('stream', (stream: http2.ServerHttp2Stream) => {
     stream.on('error', () => undefined);
     stream.respond({ ':status': 200, 'content-type': 'application/json' });
     stream.end(body);

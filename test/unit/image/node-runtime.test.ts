@@ -25,6 +25,8 @@ interface RuntimeLines {
   readonly buildBase: string;
   /** The Dockerfile's runtime stage base image. */
   readonly runtimeBase: string;
+  /** package.json's @types/node: what the code is type-checked against. */
+  readonly types: string;
 }
 
 /**
@@ -43,6 +45,9 @@ function disagreements(l: RuntimeLines): string[] {
   else if (build[1] !== l.pinned) out.push(`build stage runs Node ${build[1]}, the lockfile pins ${l.pinned}`);
   if (!runtime) out.push(`runtime stage FROM ${l.runtimeBase} is not gcr.io/distroless/nodejs<major>-debian<n>:nonroot`);
   else if (runtime[1] !== major) out.push(`runtime stage runs Node ${runtime[1]}, the lockfile pins ${l.pinned}`);
+  // Types of another major let code compile that calls what the runtime has removed, and
+  // refuse what it added.
+  if (l.types.split('.')[0] !== major) out.push(`@types/node is ${l.types}, the lockfile pins Node ${l.pinned}: type-checked against another line`);
   if (build?.[2] && runtime?.[2] && DEBIAN[build[2]] !== Number(runtime[2])) {
     out.push(`build stage is Debian ${build[2]}, runtime stage debian${runtime[2]}: the bundle is built on another system than it runs on`);
   }
@@ -54,6 +59,7 @@ const AGREE: RuntimeLines = {
   engines: '^26.12.1',
   buildBase: 'node:26.12.1-trixie-slim',
   runtimeBase: 'gcr.io/distroless/nodejs26-debian13:nonroot',
+  types: '26.6.11',
 };
 
 const cases: Record<string, { lines: Partial<RuntimeLines>; want: RegExp | undefined }> = {
@@ -67,6 +73,7 @@ const cases: Record<string, { lines: Partial<RuntimeLines>; want: RegExp | undef
     want: /runtime stage runs Node 24/,
   },
   'the runtime stage as root': { lines: { runtimeBase: 'gcr.io/distroless/nodejs26-debian13:latest' }, want: /is not gcr\.io/ },
+  'the types of the old line': { lines: { types: '20.19.43' }, want: /@types\/node is 20\.19\.43, the lockfile pins Node 26\.12\.1/ },
   'the stages on two Debian releases': { lines: { buildBase: 'node:26.12.1-bookworm-slim' }, want: /Debian bookworm, runtime stage debian13/ },
 };
 
@@ -107,11 +114,17 @@ describe('one Node release: the pinned binary, operator/Dockerfile and engines',
       expect(manifest.optionalDependencies ?? {}).not.to.have.property(PINNED_NODE_PACKAGE);
     });
 
-    it('names the same release in the lockfile, both Dockerfile stages and engines', () => {
+    it('names the same release in the lockfile, both Dockerfile stages, engines and @types/node', () => {
       const build = stage(stages, 'build');
       const runtime = stages.at(-1) as Stage;
       expect(
-        disagreements({ pinned: locked.version, engines: manifest.engines?.['node'] ?? '', buildBase: build.base, runtimeBase: runtime.base }),
+        disagreements({
+          pinned: locked.version,
+          engines: manifest.engines?.['node'] ?? '',
+          buildBase: build.base,
+          runtimeBase: runtime.base,
+          types: manifest.devDependencies?.['@types/node'] ?? '',
+        }),
       ).to.deep.equal([]);
     });
 

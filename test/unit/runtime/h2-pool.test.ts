@@ -47,7 +47,7 @@ async function serveH2(): Promise<TestServer> {
     session.on('ping', () => seen.pings++);
     session.on('error', () => undefined);
   });
-  server.on('stream', (stream, headers) => {
+  server.on('stream', (stream: http2.ServerHttp2Stream, headers) => {
     const path = String(headers[':path']);
     requests.push({ path, session: stream.session!, stream });
     stream.on('error', () => undefined);

@@ -23,6 +23,12 @@ type Req = http.IncomingMessage | http2.Http2ServerRequest;
 type Res = http.ServerResponse | http2.Http2ServerResponse;
 type Handler = (req: Req, res: Res) => void;
 
+/** writeHead of either protocol's response: their overloads differ, so a union cannot be called. */
+function writeHead(res: Res, status: number, headers: http.OutgoingHttpHeaders): void {
+  if (res instanceof http.ServerResponse) res.writeHead(status, headers);
+  else res.writeHead(status, headers);
+}
+
 interface Served {
   readonly port: number;
   readonly host: string;
@@ -59,14 +65,14 @@ function restConfig(s: Served, extra: Partial<RestConfig> = {}): RestConfig {
 }
 
 function ok(res: Res, body: unknown = { metadata: { name: 'a', namespace: 'ns' } }): void {
-  res.writeHead(200, { 'content-type': 'application/json' });
+  writeHead(res, 200, { 'content-type': 'application/json' });
   res.end(JSON.stringify(body));
 }
 
 /** Answers GETs at once; holds watches open (a bookmark, then nothing) until the server closes. */
 const watchesHang: Handler = (req, res) => {
   if ((req.url ?? '').includes('watch=true')) {
-    res.writeHead(200, { 'content-type': 'application/json' });
+    writeHead(res, 200, { 'content-type': 'application/json' });
     (res as http.ServerResponse).write(JSON.stringify({ type: 'BOOKMARK', object: { metadata: { resourceVersion: '1' } } }) + '\n');
     return;
   }
@@ -139,7 +145,7 @@ for (const kind of ['h2', 'h1'] as const) {
       let calls = 0;
       const s = await serve(kind, (_req, res) => {
         if (calls++ === 0) {
-          res.writeHead(429, { 'content-type': 'application/json', 'retry-after': '1' });
+          writeHead(res, 429, { 'content-type': 'application/json', 'retry-after': '1' });
           res.end(JSON.stringify({ kind: 'Status', code: 429, reason: 'TooManyRequests', message: 'slow down' }));
           return;
         }
@@ -167,7 +173,7 @@ for (const kind of ['h2', 'h1'] as const) {
       let calls = 0;
       const s = await serve(kind, (_req, res) => {
         if (calls++ === 0) {
-          res.writeHead(503, { 'content-type': 'application/json' });
+          writeHead(res, 503, { 'content-type': 'application/json' });
           res.end(JSON.stringify({ kind: 'Status', code: 503, reason: 'ServiceUnavailable', details: { retryAfterSeconds: 1 } }));
           return;
         }
@@ -395,7 +401,7 @@ describe('Transport deadlines', () => {
   it('abort a request waiting out a Retry-After at once', async function () {
     this.timeout(10_000);
     const s = await serve('h2', (_req, res) => {
-      res.writeHead(429, { 'content-type': 'application/json', 'retry-after': '3' });
+      writeHead(res, 429, { 'content-type': 'application/json', 'retry-after': '3' });
       res.end('{}');
     });
     const client = new KubeClient({ restConfig: restConfig(s), requestTimeoutMs: 8_000 });
