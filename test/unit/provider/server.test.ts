@@ -2,6 +2,7 @@ import { expect } from 'chai';
 import type { Bucket, BucketList, ProviderHandle } from '../../../provider';
 import { ADMIN_TOKEN, API_KEY, call, create, createBody, start, type CallOptions } from './helpers';
 import { eventually, IN_PROCESS } from '../../support/eventually';
+import type { FaultController } from '../../../provider/faults';
 
 describe('provider HTTP API', () => {
   let p: ProviderHandle;
@@ -20,8 +21,19 @@ describe('provider HTTP API', () => {
   it('close() lets in-flight requests finish and then stops listening', async () => {
     const slow = await start();
     slow.faults.set({ latencyMs: 100 });
+    // close() must come once the request is in the handler: a fixed wait before it let a loaded
+    // machine close the listener before the connection was accepted (ECONNRESET, seen in a run).
+    let arrived = (): void => undefined;
+    const inHandler = new Promise<void>((resolve) => (arrived = resolve));
+    // The handle's switch is the server's FaultController, which every api request asks first.
+    const faults = slow.faults as FaultController;
+    const latencyMs = faults.latencyMs.bind(faults);
+    faults.latencyMs = () => {
+      arrived();
+      return latencyMs();
+    };
     const inFlight = call(slow.url, '/buckets');
-    await new Promise((r) => setTimeout(r, 30));
+    await inHandler;
     await slow.close();
     expect((await inFlight).status).to.equal(200);
     const after = await call(slow.url, '/healthz').catch((err: NodeJS.ErrnoException) => err.code);
