@@ -82,34 +82,29 @@ export function tail(text: string, lines = 3): string {
 }
 
 /** Runs a tool; resolves with its output, rejects with a {@link ToolError} naming the subcommand and its stderr. */
-export function runTool(file: string, args: readonly string[], opts: RunOptions = {}): Promise<{ stdout: string; stderr: string }> {
-  return new Promise((resolve, reject) => {
-    execFile(
-      file,
-      [...args],
-      { env: opts.env ?? process.env, cwd: opts.cwd, timeout: opts.timeoutMs ?? 120_000, maxBuffer: 64 << 20, encoding: 'utf8' },
-      (err, stdout, stderr) => {
-        if (err) {
-          const name = `${file.split('/').at(-1) ?? file} ${args[0] ?? ''}`.trim();
-          reject(new ToolError(`${name} failed: ${tail(stderr) || err.message}`, stderr, { cause: err }));
-        } else resolve({ stdout, stderr });
-      },
-    );
-  });
+export async function runTool(file: string, args: readonly string[], opts: RunOptions = {}): Promise<{ stdout: string; stderr: string }> {
+  const { stdout, stderr } = await execTool(file, args, opts, 64 << 20);
+  return { stdout: stdout.toString('utf8'), stderr };
 }
 
 /** Runs a tool for its raw stdout (a blob, a manifest): bytes exactly as written. */
-export function runToolBytes(file: string, args: readonly string[], opts: RunOptions = {}): Promise<Buffer> {
+export async function runToolBytes(file: string, args: readonly string[], opts: RunOptions = {}): Promise<Buffer> {
+  return (await execTool(file, args, opts, 256 << 20)).stdout;
+}
+
+/** The one execFile behind both: stdout as bytes, a failure as a {@link ToolError}. */
+function execTool(file: string, args: readonly string[], opts: RunOptions, maxBuffer: number): Promise<{ stdout: Buffer; stderr: string }> {
   return new Promise((resolve, reject) => {
     execFile(
       file,
       [...args],
-      { env: opts.env ?? process.env, cwd: opts.cwd, timeout: opts.timeoutMs ?? 120_000, maxBuffer: 256 << 20, encoding: 'buffer' },
+      { env: opts.env ?? process.env, cwd: opts.cwd, timeout: opts.timeoutMs ?? 120_000, maxBuffer, encoding: 'buffer' },
       (err, stdout, stderr) => {
+        const errText = stderr.toString('utf8');
         if (err) {
           const name = `${file.split('/').at(-1) ?? file} ${args[0] ?? ''}`.trim();
-          reject(new ToolError(`${name} failed: ${tail(stderr.toString('utf8')) || err.message}`, stderr.toString('utf8'), { cause: err }));
-        } else resolve(stdout);
+          reject(new ToolError(`${name} failed: ${tail(errText) || err.message}`, errText, { cause: err }));
+        } else resolve({ stdout, stderr: errText });
       },
     );
   });
