@@ -11,7 +11,7 @@ import { table } from './markdown';
 /** The runs quoted, each the latest of its kind (bench/README.md gives their commands). */
 export const CURRENT_RUNS = {
   /** Ours (on the image's Node) and the controller-runtime peer at 1,000 and 3,000 buckets. */
-  rounds: 'bench-2026-12-04T23-57-48-334Z.json',
+  thousands: 'bench-2026-12-04T23-57-48-334Z.json',
   /** Ours and the peer at 10,000 buckets, one pair. */
   tenThousand: 'bench-2026-12-04T23-57-48-334Z.json',
   /** 1,000 tenants with 10 buckets each, then the noisy neighbour. */
@@ -73,7 +73,7 @@ const fmt = (n: number, digits = 1) => n.toLocaleString('en-US', { maximumFracti
 
 /** The README's table of headline figures. */
 export function headlineFigures(root: string): string {
-  const r = loadRun(root, CURRENT_RUNS.rounds);
+  const r = loadRun(root, CURRENT_RUNS.thousands);
   const t = loadRun(root, CURRENT_RUNS.tenThousand);
   const m = loadRun(root, CURRENT_RUNS.tenants);
   const both = (label: string, figure: string, unit: string, digits = 1): string[] => [
@@ -130,7 +130,7 @@ function managerResources(root: string): { requests: Record<string, string>; lim
 
 /** What to give the operator per 1,000 buckets, from the same runs and the Deployment's settings. */
 export function resourceFigures(root: string): string {
-  const r = loadRun(root, CURRENT_RUNS.rounds);
+  const r = loadRun(root, CURRENT_RUNS.thousands);
   const t = loadRun(root, CURRENT_RUNS.tenThousand);
   const m = loadRun(root, CURRENT_RUNS.tenants);
   const at = (n: number, figure: string) => (n === 10000 ? t : r).get('bulk create', n, figure);
